@@ -1,0 +1,423 @@
+/* axl/axl.h: the application ABI of libaxl.so, version 1.0.
+ *
+ * C, stable, versioned (docs/abi.md). Every function returns an axl_status
+ * (axl/status.h); on an error the calling thread's last-error record
+ * (axl_last_error) says which backend, which native code and what happened.
+ * Every function is safe to call from several threads at once.
+ *
+ * Handles are reference counted. Functions that return a handle return a new
+ * reference the caller releases with axl_<object>_release. A child keeps its
+ * parent alive: event -> device, queue -> device, buffer -> device,
+ * kernel -> module -> device, device -> backend.
+ *
+ * Sizes are in bytes unless a name says otherwise; times in milliseconds (ms)
+ * or nanoseconds (ns) as named.
+ */
+#ifndef AXL_AXL_H_
+#define AXL_AXL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "axl/plugin.h" /* shared enums: AXL_LOG_*, AXL_TRACE_*, AXL_MEMCPY_*,
+                              AXL_MODULE_FORMAT_*, AXL_TEST_KERNEL_* */
+#include "axl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define AXL_API __attribute__((visibility("default")))
+#else
+#define AXL_API
+#endif
+
+#define AXL_ABI_MAJOR 1
+#define AXL_ABI_MINOR 0
+
+typedef struct axl_device_s* axl_device_t;
+typedef struct axl_queue_s* axl_queue_t;
+typedef struct axl_event_s* axl_event_t;
+typedef struct axl_buffer_s* axl_buffer_t;
+typedef struct axl_module_s* axl_module_t;
+typedef struct axl_kernel_s* axl_kernel_t;
+typedef struct axl_flag_s* axl_flag_t;
+typedef struct axl_launch_trace_s* axl_launch_trace_t;
+
+/* ======================================================================== */
+/* Version, errors, logging                                                 */
+/* ======================================================================== */
+
+/* The core's version, "major.minor.patch". Static storage. */
+AXL_API const char* axl_version_string(void);
+/* (major << 16) | minor of the application ABI this library implements. */
+AXL_API uint32_t axl_abi_version(void);
+
+/* "AXL_ERROR_INVALID_ARGUMENT" etc.; "AXL_STATUS_UNKNOWN" for other values. */
+AXL_API const char* axl_status_name(axl_status status);
+
+/* Detail of the last error returned on the calling thread. The strings stay
+ * valid until the next axl call on this thread that fails. */
+typedef struct axl_error_info {
+  size_t struct_size;      /* set by the caller: sizeof(axl_error_info) */
+  axl_status status;       /* AXL_SUCCESS if no error was recorded */
+  int32_t reserved;
+  const char* backend;     /* backend name, "" for the core itself */
+  int64_t native_code;     /* vendor code, e.g. 34; 0 if none */
+  const char* native_name; /* vendor code name, e.g. "CUDA_ERROR_STUB_LIBRARY"; "" if none */
+  const char* message;     /* human-readable detail; never NULL */
+} axl_error_info;
+
+AXL_API axl_status axl_last_error(axl_error_info* out);
+/* The message of the last error on this thread ("" if none). */
+AXL_API const char* axl_last_error_message(void);
+/* Forget the calling thread's last error. */
+AXL_API void axl_clear_last_error(void);
+
+/* AXL_LOG_* levels (see plugin.h: TRACE 0 ... ERROR 4, OFF 6). The initial
+ * level comes from AXL_LOG_LEVEL (default warn); the sink from AXL_LOG_FILE
+ * (default stderr). */
+AXL_API axl_status axl_set_log_level(int32_t level);
+
+/* ======================================================================== */
+/* Plugins and discovery                                                    */
+/* ======================================================================== */
+
+/* Runs discovery once (later calls return at once). Every other function
+ * calls it implicitly. Returns an error only when AXL_PLUGINS names a plugin
+ * that failed to load (the detail names the file and the reason). */
+AXL_API axl_status axl_init(void);
+
+/* What happened to one plugin file discovery looked at. */
+enum {
+  AXL_PLUGIN_STATE_LOADED = 0,      /* negotiated; devices usable */
+  AXL_PLUGIN_STATE_SKIPPED = 1,     /* broken: reason says why */
+  AXL_PLUGIN_STATE_SHADOWED = 2,    /* same name found earlier */
+  AXL_PLUGIN_STATE_DISABLED = 3,    /* AXL_PLUGINS_DISABLE */
+  AXL_PLUGIN_STATE_UNAVAILABLE = 4  /* loaded, but backend_init said it cannot
+                                       run here (no driver, no device) */
+};
+
+typedef struct axl_plugin_record {
+  size_t struct_size;   /* set by the caller */
+  const char* path;     /* the file; static for the life of the process */
+  const char* name;     /* backend name ("" if negotiate never told) */
+  const char* api;      /* device api ("" if unknown) */
+  const char* version;  /* plugin version string ("" if unknown) */
+  uint32_t abi_major;   /* negotiated ABI major (0 if not negotiated) */
+  uint32_t abi_minor;   /* negotiated ABI minor */
+  int32_t state;        /* AXL_PLUGIN_STATE_* */
+  axl_status status;    /* why skipped/unavailable; AXL_SUCCESS if loaded */
+  const char* reason;   /* human-readable reason, "" if loaded */
+  uint32_t device_count;/* devices it reported (0 unless loaded) */
+  uint32_t flags;       /* AXL_PLUGIN_FLAG_* it declared */
+} axl_plugin_record;
+
+/* Every plugin file discovery considered, in discovery order. */
+AXL_API axl_status axl_plugin_count(uint32_t* out_count);
+AXL_API axl_status axl_plugin_get_record(uint32_t index, axl_plugin_record* out);
+/* The discovery trace (folders searched, files tried, results), one event a
+ * line, NUL-terminated. Two-call protocol: with buf NULL or too small,
+ * *out_size gets the bytes needed (including the NUL). */
+AXL_API axl_status axl_discovery_log(char* buf, size_t capacity,
+                                     size_t* out_size);
+
+/* ======================================================================== */
+/* Devices                                                                  */
+/* ======================================================================== */
+
+/* Devices are ordered by backend in discovery order, then by the backend's
+ * index. A label selects "cpu" (host) or "gpu" (accelerator) devices; NULL
+ * selects all. Accelerator `i` below is the i-th device with label "gpu". */
+AXL_API axl_status axl_device_count(const char* label, uint32_t* out_count);
+/* AXL_ERROR_OUT_OF_RANGE naming the count if index >= count. Initialises the
+ * device's backend on first use. */
+AXL_API axl_status axl_device_get(const char* label, uint32_t index,
+                                  axl_device_t* out_device);
+AXL_API axl_status axl_device_retain(axl_device_t device);
+AXL_API axl_status axl_device_release(axl_device_t device);
+
+typedef struct axl_device_info {
+  size_t struct_size;         /* set by the caller */
+  const char* backend;        /* plugin name, e.g. "cpu"; static */
+  const char* label;          /* "cpu" or "gpu" */
+  const char* api;            /* "cpu", "cuda", "hip", "metal", ... */
+  const char* architecture_name; /* "sm_90"; "" where none (cpu) */
+  const char* model_name;     /* marketing name */
+  uint32_t id;                /* index among devices of its label; 0 for cpu */
+  uint32_t backend_index;     /* index within its backend */
+  uint64_t total_memory_bytes;
+  uint64_t max_single_alloc_bytes;
+  uint8_t is_host;
+  uint8_t is_host_unified;
+  uint8_t is_compatible;
+  uint8_t reserved[5];
+} axl_device_info;
+
+/* Strings are owned by the device and live as long as it. */
+AXL_API axl_status axl_device_get_info(axl_device_t device, axl_device_info* out);
+AXL_API axl_status axl_device_get_memory_info(axl_device_t device,
+                                              uint64_t* out_free,
+                                              uint64_t* out_total);
+/* *out = 1 if `device` can access `peer`'s memory directly (MAX's rules:
+ * a device and itself 0; devices of different backends 0). */
+AXL_API axl_status axl_device_can_access(axl_device_t device, axl_device_t peer,
+                                         uint8_t* out);
+AXL_API axl_status axl_device_enable_peer_access(axl_device_t device,
+                                                 axl_device_t peer);
+/* Enables access between every pair of accelerators that can; the error names
+ * the first pair that failed. */
+AXL_API axl_status axl_enable_all_peer_access(void);
+/* Waits for all work on every queue of the device. */
+AXL_API axl_status axl_device_synchronize(axl_device_t device);
+/* The device's default queue (a new reference). Created with the device. */
+AXL_API axl_status axl_device_default_queue(axl_device_t device,
+                                            axl_queue_t* out_queue);
+/* 1 if both handles name the same device. */
+AXL_API int axl_device_equal(axl_device_t a, axl_device_t b);
+
+/* ------------------------------------------------------------------------ */
+/* Device specs: "cpu", "gpu", "gpu:0,1", "gpu:all", "0,2" (accelerator ids). */
+/* ------------------------------------------------------------------------ */
+typedef struct axl_device_spec {
+  int32_t is_accelerator; /* 0: cpu, 1: gpu */
+  int32_t id;             /* accelerator id; -1 for cpu */
+} axl_device_spec;
+
+/* Parses a spec string. gpu:all expands to every accelerator present.
+ * Two-call protocol on specs/capacity/out_count. AXL_ERROR_INVALID_ARGUMENT
+ * names the bad token. Whitespace around ids is allowed; the label is
+ * case-insensitive; duplicates are kept once, in first-seen order. */
+AXL_API axl_status axl_device_spec_parse(const char* text, axl_device_spec* specs,
+                                         size_t capacity, size_t* out_count);
+
+/* ======================================================================== */
+/* Buffers (contiguous bytes on one device)                                 */
+/* ======================================================================== */
+
+enum {
+  AXL_BUFFER_FLAG_NONE = 0,
+  /* Page-locked host memory bound to `device` for fast copies; on a host
+   * device this is plain host memory. */
+  AXL_BUFFER_FLAG_PINNED = 1u << 0
+};
+
+/* Allocates `size_bytes` (> 0, <= max_single_alloc_bytes) on `device`. */
+AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes,
+                                     uint32_t flags, axl_buffer_t* out_buffer);
+/* A view of [offset, offset + size_bytes) of `buffer`, sharing its memory and
+ * keeping it alive. */
+AXL_API axl_status axl_buffer_view(axl_buffer_t buffer, uint64_t offset,
+                                   uint64_t size_bytes, axl_buffer_t* out_view);
+AXL_API axl_status axl_buffer_retain(axl_buffer_t buffer);
+AXL_API axl_status axl_buffer_release(axl_buffer_t buffer);
+AXL_API axl_status axl_buffer_size(axl_buffer_t buffer, uint64_t* out_bytes);
+/* The device the memory is on (a new reference). */
+AXL_API axl_status axl_buffer_device(axl_buffer_t buffer, axl_device_t* out);
+/* Device address of the first byte (what kernels receive). */
+AXL_API axl_status axl_buffer_device_address(axl_buffer_t buffer,
+                                             uint64_t* out_address);
+/* Host pointer of the first byte, for host-device and pinned buffers only;
+ * AXL_ERROR_INVALID_STATE for device memory the host cannot read. */
+AXL_API axl_status axl_buffer_host_pointer(axl_buffer_t buffer, void** out_ptr);
+
+/* ======================================================================== */
+/* Queues                                                                   */
+/* ======================================================================== */
+
+/* A new in-order queue on `device`; flags must be 0. */
+AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags,
+                                    axl_queue_t* out_queue);
+AXL_API axl_status axl_queue_retain(axl_queue_t queue);
+/* Releasing the last reference finishes the queue's pending work first. */
+AXL_API axl_status axl_queue_release(axl_queue_t queue);
+AXL_API axl_status axl_queue_device(axl_queue_t queue, axl_device_t* out);
+/* Blocks until every operation enqueued so far finished. Returns the first
+ * error an operation hit since the previous synchronize. */
+AXL_API axl_status axl_queue_synchronize(axl_queue_t queue);
+
+/* Enqueue copies. Host memory passed by pointer must stay valid and untouched
+ * until the copy ran (synchronize or an event). Offsets and sizes are bytes;
+ * a range past a buffer's end is AXL_ERROR_OUT_OF_RANGE, a size of 0 is
+ * AXL_ERROR_INVALID_ARGUMENT. The queue must belong to one of the devices
+ * involved, or be any queue when both buffers are host memory. */
+AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst,
+                                            uint64_t dst_offset, const void* src,
+                                            uint64_t size_bytes);
+AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst,
+                                          axl_buffer_t src, uint64_t src_offset,
+                                          uint64_t size_bytes);
+/* Any two buffers, same or different devices and backends. Across backends
+ * the core moves the bytes through host memory. */
+AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst,
+                                         uint64_t dst_offset, axl_buffer_t src,
+                                         uint64_t src_offset, uint64_t size_bytes);
+/* Whole-buffer copy; the sizes must be equal (AXL_ERROR_INVALID_ARGUMENT
+ * naming both otherwise). */
+AXL_API axl_status axl_queue_copy(axl_queue_t queue, axl_buffer_t dst,
+                                  axl_buffer_t src);
+/* Repeats the low pattern_size (1, 2 or 4) bytes of `pattern` over
+ * [offset, offset + size_bytes); size_bytes and offset are multiples of
+ * pattern_size. */
+AXL_API axl_status axl_queue_fill(axl_queue_t queue, axl_buffer_t dst,
+                                  uint64_t offset, uint64_t size_bytes,
+                                  uint32_t pattern, uint32_t pattern_size);
+
+/* Later work on `queue` waits for all work enqueued on `other` so far (any
+ * backend; the host does not block). */
+AXL_API axl_status axl_queue_wait_queue(axl_queue_t queue, axl_queue_t other);
+/* The event completes when all work enqueued so far on `queue` has run. The
+ * event and queue must be on the same device. */
+AXL_API axl_status axl_queue_record_event(axl_queue_t queue, axl_event_t event);
+/* Later work on `queue` waits for the event's last record (any backend). */
+AXL_API axl_status axl_queue_wait_event(axl_queue_t queue, axl_event_t event);
+/* Later work on `queue` waits until the flag's value is >= value
+ * (cuStreamWaitValue64 with CU_STREAM_WAIT_VALUE_GEQ). */
+AXL_API axl_status axl_queue_wait_flag(axl_queue_t queue, axl_flag_t flag,
+                                       uint64_t value);
+/* After earlier work, the device stores `value` into the flag. */
+AXL_API axl_status axl_queue_write_flag(axl_queue_t queue, axl_flag_t flag,
+                                        uint64_t value);
+/* fn(user_data) runs on a backend thread after earlier work. It must not call
+ * blocking axl functions (synchronize, waits). */
+typedef void (*axl_host_callback)(void* user_data);
+AXL_API axl_status axl_queue_enqueue_host_func(axl_queue_t queue,
+                                               axl_host_callback fn,
+                                               void* user_data);
+/* CUstream / hipStream_t as an integer, 0 where the backend has none. */
+AXL_API axl_status axl_queue_native_handle(axl_queue_t queue, uint64_t* out);
+
+/* ======================================================================== */
+/* Events                                                                   */
+/* ======================================================================== */
+
+enum {
+  AXL_EVENT_NONE = 0,
+  AXL_EVENT_TIMING = 1u << 0 /* record timestamps for axl_event_elapsed_ms */
+};
+
+AXL_API axl_status axl_event_create(axl_device_t device, uint32_t flags,
+                                    axl_event_t* out_event);
+AXL_API axl_status axl_event_retain(axl_event_t event);
+AXL_API axl_status axl_event_release(axl_event_t event);
+/* Blocks until the last record completed. An event never recorded is
+ * complete. */
+AXL_API axl_status axl_event_synchronize(axl_event_t event);
+/* AXL_SUCCESS if complete, AXL_ERROR_NOT_READY if not. */
+AXL_API axl_status axl_event_query(axl_event_t event);
+/* Milliseconds from `start` to `end`. Errors, each with its own message:
+ * AXL_ERROR_INVALID_STATE "not recorded" (either event), AXL_ERROR_NOT_READY
+ * "not complete" (end or start still running), AXL_ERROR_INVALID_ARGUMENT
+ * "timing disabled" (either created without AXL_EVENT_TIMING). */
+AXL_API axl_status axl_event_elapsed_ms(axl_event_t start, axl_event_t end,
+                                        float* out_ms);
+
+/* ======================================================================== */
+/* Completion flags: an 8-byte host value the device can read and write     */
+/* ======================================================================== */
+
+AXL_API axl_status axl_flag_create(axl_device_t device, axl_flag_t* out_flag);
+AXL_API axl_status axl_flag_retain(axl_flag_t flag);
+AXL_API axl_status axl_flag_release(axl_flag_t flag);
+AXL_API axl_status axl_flag_device_address(axl_flag_t flag, uint64_t* out);
+/* Acquire load. */
+AXL_API axl_status axl_flag_load(axl_flag_t flag, uint64_t* out_value);
+/* Release store. */
+AXL_API axl_status axl_flag_signal(axl_flag_t flag, uint64_t value);
+/* Relaxed store of 0. */
+AXL_API axl_status axl_flag_reset(axl_flag_t flag);
+
+/* ======================================================================== */
+/* Modules, kernels, launch                                                 */
+/* ======================================================================== */
+
+/* Loads a backend-native module (a shared object on the cpu backend; PTX,
+ * cubin or fatbin on cuda). `format` is an AXL_MODULE_FORMAT_* from plugin.h,
+ * 0 to let the backend detect it. */
+AXL_API axl_status axl_module_load_data(axl_device_t device, const void* data,
+                                        size_t size_bytes, int32_t format,
+                                        axl_module_t* out_module);
+AXL_API axl_status axl_module_load_file(axl_device_t device, const char* path,
+                                        int32_t format, axl_module_t* out_module);
+AXL_API axl_status axl_module_retain(axl_module_t module);
+AXL_API axl_status axl_module_release(axl_module_t module);
+/* AXL_ERROR_NOT_FOUND naming the kernel if the module has none by that name. */
+AXL_API axl_status axl_module_get_kernel(axl_module_t module, const char* name,
+                                         axl_kernel_t* out_kernel);
+/* Test-only: a backend's built-in AXL_TEST_KERNEL_* (plugin.h). */
+AXL_API axl_status axl_device_get_test_kernel(axl_device_t device, int32_t which,
+                                              axl_kernel_t* out_kernel);
+AXL_API axl_status axl_kernel_retain(axl_kernel_t kernel);
+AXL_API axl_status axl_kernel_release(axl_kernel_t kernel);
+/* The kernel's name (owned by the kernel). */
+AXL_API const char* axl_kernel_name(axl_kernel_t kernel);
+
+enum {
+  AXL_KERNEL_ARG_BUFFER = 0, /* buffer: passed as its device address */
+  AXL_KERNEL_ARG_SCALAR = 1  /* size bytes at value */
+};
+
+typedef struct axl_launch_arg {
+  int32_t kind;        /* AXL_KERNEL_ARG_* */
+  uint32_t size;       /* scalar bytes (1..256); ignored for buffers */
+  axl_buffer_t buffer; /* for AXL_KERNEL_ARG_BUFFER */
+  const void* value;   /* for AXL_KERNEL_ARG_SCALAR; read during the call */
+} axl_launch_arg;
+
+/* grid: blocks (x, y, z), block: threads per block (x, y, z), each >= 1.
+ * The kernel must belong to the queue's device. Buffers must be on the
+ * queue's device, or host memory on a host device. */
+AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel,
+                                    const uint32_t grid[3],
+                                    const uint32_t block[3],
+                                    uint64_t shared_mem_bytes,
+                                    const axl_launch_arg* args,
+                                    uint32_t num_args);
+
+/* ======================================================================== */
+/* Launch trace (MAX's begin_launch_trace / take_launch_trace)              */
+/* ======================================================================== */
+
+enum {
+  AXL_LAUNCH_TRACE_DEFAULT = 0,
+  /* Also record work on host devices (MAX records accelerators only). */
+  AXL_LAUNCH_TRACE_INCLUDE_HOST = 1u << 0
+};
+
+typedef struct axl_launch_trace_entry {
+  int32_t kind;              /* AXL_TRACE_KERNEL_LAUNCH/MEMCPY/MEMSET */
+  int32_t memcpy_kind;       /* AXL_MEMCPY_NONE/HTOD/DTOH/DTOD */
+  const char* name;          /* kernel or driver API name; owned by the trace */
+  uint64_t semantic_hash;    /* deterministic, address-free, equal across runs
+                                for equal work */
+  uint32_t grid[3];          /* blocks; 0 unless a launch */
+  uint32_t block[3];         /* threads per block; 0 unless a launch */
+  uint64_t shared_mem_bytes;
+  uint32_t stream_index;     /* queue index, in first-seen order in the trace */
+  uint32_t device_id;        /* id (axl_device_info.id) of the queue's device */
+  uint64_t memcpy_byte_size;
+  uint64_t memset_byte_size;
+  uint32_t memset_value;
+  uint32_t memset_value_size;
+  uint64_t sequence;         /* global enqueue order, 0-based within a trace */
+} axl_launch_trace_entry;
+
+/* Starts a process-wide recording of launches, copies and fills on every
+ * queue, discarding any earlier one. flags: AXL_LAUNCH_TRACE_*. */
+AXL_API axl_status axl_launch_trace_begin(uint32_t flags);
+/* Stops recording and hands over what was recorded (empty if none began).
+ * Release the result with axl_launch_trace_release. */
+AXL_API axl_status axl_launch_trace_take(axl_launch_trace_t* out_trace);
+AXL_API axl_status axl_launch_trace_size(axl_launch_trace_t trace,
+                                         size_t* out_count);
+/* Entries in enqueue order; valid until the trace is released. */
+AXL_API const axl_launch_trace_entry* axl_launch_trace_entries(
+    axl_launch_trace_t trace);
+AXL_API axl_status axl_launch_trace_release(axl_launch_trace_t trace);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* AXL_AXL_H_ */

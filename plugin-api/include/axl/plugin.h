@@ -1,0 +1,459 @@
+/* axl/plugin.h: the backend plugin ABI, version 1.0.
+ *
+ * A backend is a shared object named libaxl_plugin_<name>.so that exports one
+ * symbol, axl_plugin_negotiate. Everything else reaches the core through the
+ * function table the plugin returns from it. C99; depends only on <stdint.h>,
+ * <stddef.h> and axl/status.h. The versioning policy and the changelog are in
+ * docs/abi.md.
+ *
+ * Rules every plugin follows (docs/plugin-guide.md explains each):
+ *  - negotiate has no side effects: no driver calls, no threads, nothing
+ *    allocated that outlives the call. Driver initialisation happens in
+ *    table->backend_init, which the core calls the first time it needs a
+ *    device of this backend.
+ *  - Every slot is safe to call from several threads at once on different
+ *    objects. The core serialises enqueues on one queue, so a plugin may
+ *    assume a single submitting thread per queue.
+ *  - No C++ exception, abort() or exit() crosses this boundary. On failure a
+ *    slot returns a status and, first, may call host->report_error with the
+ *    native code and a message.
+ *  - Plugin threads start no earlier than backend_init and are joined in
+ *    backend_shutdown, never in static destructors.
+ *  - Plugins log through host->log, never to stdout/stderr.
+ *
+ * Memory addresses: device memory is named by a 64-bit device address
+ * (axl_devaddr). On backends whose device memory is host memory (cpu) it is
+ * the host pointer cast to an integer; elsewhere it is opaque to the core and
+ * never dereferenced by it.
+ */
+#ifndef AXL_PLUGIN_H_
+#define AXL_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "axl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AXL_PLUGIN_ABI_MAJOR 1
+#define AXL_PLUGIN_ABI_MINOR 0
+
+/* The entry point's name, for dlsym. */
+#define AXL_PLUGIN_ENTRY_SYMBOL "axl_plugin_negotiate"
+
+#if defined(__GNUC__)
+#define AXL_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define AXL_PLUGIN_EXPORT
+#endif
+
+/* A device address: see the header comment. 0 is never a valid allocation. */
+typedef uint64_t axl_devaddr;
+
+/* Plugin-owned objects, opaque to the core. */
+typedef struct axl_pdevice_s* axl_pdevice;
+typedef struct axl_pqueue_s* axl_pqueue;
+typedef struct axl_pevent_s* axl_pevent;
+typedef struct axl_pflag_s* axl_pflag;
+typedef struct axl_pmodule_s* axl_pmodule;
+typedef struct axl_pkernel_s* axl_pkernel;
+
+/* ------------------------------------------------------------------------ */
+/* Host services: what the core offers the plugin.                           */
+/* ------------------------------------------------------------------------ */
+
+/* Log levels, the same numbers as axl.h's AXL_LOG_* and spdlog's. */
+enum {
+  AXL_LOG_TRACE = 0,
+  AXL_LOG_DEBUG = 1,
+  AXL_LOG_INFO = 2,
+  AXL_LOG_WARN = 3,
+  AXL_LOG_ERROR = 4,
+  AXL_LOG_OFF = 6
+};
+
+/* Launch-trace operation kinds (MAX's LaunchTraceEntry.OperationKind). */
+enum {
+  AXL_TRACE_KERNEL_LAUNCH = 0,
+  AXL_TRACE_MEMCPY = 1,
+  AXL_TRACE_MEMSET = 2
+};
+
+/* Copy directions (MAX's LaunchTraceEntry.MemcpyKind). */
+enum {
+  AXL_MEMCPY_NONE = 0,
+  AXL_MEMCPY_HTOD = 1,
+  AXL_MEMCPY_DTOH = 2,
+  AXL_MEMCPY_DTOD = 3
+};
+
+/* One operation a plugin enqueued while tracing was on. The plugin fills it
+ * on the enqueuing thread, before the enqueue slot returns; the core copies
+ * what it needs during the call, so every pointer may be stack memory. Fields
+ * that do not apply to the kind are zero. */
+typedef struct axl_trace_record {
+  size_t struct_size;        /* sizeof(axl_trace_record) */
+  uint64_t queue_trace_id;   /* axl_queue_desc.trace_id of the queue */
+  int32_t kind;              /* AXL_TRACE_* */
+  int32_t memcpy_kind;       /* AXL_MEMCPY_*; NONE unless kind is MEMCPY */
+  const char* name;          /* kernel name or driver API name, e.g.
+                                "cuMemcpyHtoDAsync"; NUL-terminated */
+  uint32_t grid[3];          /* kernel grid in blocks (x, y, z) */
+  uint32_t block[3];         /* kernel block in threads (x, y, z) */
+  uint64_t shared_mem_bytes; /* dynamic shared memory per block, bytes */
+  uint64_t memcpy_bytes;     /* bytes copied */
+  uint64_t memset_bytes;     /* bytes filled */
+  uint32_t memset_value;     /* fill pattern, low memset_value_size bytes */
+  uint32_t memset_value_size;/* pattern width in bytes: 1, 2 or 4 */
+  uint64_t args_hash;        /* optional address-free hash of the kernel's
+                                scalar arguments; 0 if unused */
+} axl_trace_record;
+
+typedef struct axl_host_services {
+  size_t struct_size; /* sizeof(axl_host_services) as the core knows it */
+  /* Opaque; pass it back as the first argument of every service. It tells
+   * the core which plugin is speaking. Valid for the life of the process. */
+  void* ctx;
+  /* Logs one message at an AXL_LOG_* level. Thread-safe; may be called from
+   * any thread, including inside negotiate. */
+  void (*log)(void* ctx, int32_t level, const char* message);
+  /* Records the detail of the error the calling slot is about to return, in
+   * the calling thread's last-error storage. native_code/native_name are the
+   * vendor's (e.g. 34, "CUDA_ERROR_STUB_LIBRARY"); native_name may be NULL.
+   * Call it on the thread that will return the status. */
+  void (*report_error)(void* ctx, axl_status status, int64_t native_code,
+                       const char* native_name, const char* message);
+  /* Reports one enqueued operation to the launch trace. Call only while
+   * tracing is on (see set_tracing) and on the enqueuing thread, so that the
+   * core's order is the enqueue order. */
+  void (*trace_record)(void* ctx, const axl_trace_record* record);
+} axl_host_services;
+
+/* ------------------------------------------------------------------------ */
+/* Descriptors and property blocks.                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Backend flags in axl_plugin_info.flags. */
+enum {
+  /* The backend keeps working in a child after fork(); otherwise the core
+   * answers AXL_ERROR_FORKED in the child once the backend was initialised. */
+  AXL_PLUGIN_FLAG_FORK_SAFE = 1u << 0,
+  /* Devices are accelerators that only exist as compile targets. */
+  AXL_PLUGIN_FLAG_VIRTUAL = 1u << 1,
+  /* Experimental: the core logs a warning when it loads the plugin. */
+  AXL_PLUGIN_FLAG_EXPERIMENTAL = 1u << 2
+};
+
+typedef struct axl_plugin_info {
+  size_t struct_size;  /* sizeof(axl_plugin_info) */
+  const char* name;    /* backend name, [a-z0-9_]+, e.g. "cuda"; must equal the
+                          <name> of the file name */
+  const char* api;     /* device API, e.g. "cuda", "hip", "cpu", "metal" */
+  const char* version; /* plugin version string, free form */
+  uint32_t flags;      /* AXL_PLUGIN_FLAG_* */
+  uint32_t reserved;   /* zero */
+} axl_plugin_info;
+
+/* Device labels, as in MAX: "cpu" for the host, "gpu" for accelerators. */
+#define AXL_LABEL_SIZE 16
+#define AXL_API_SIZE 16
+#define AXL_ARCH_SIZE 64
+#define AXL_MODEL_SIZE 256
+
+typedef struct axl_device_properties {
+  size_t struct_size;                   /* set by the caller */
+  char label[AXL_LABEL_SIZE];           /* "cpu" or "gpu" */
+  char api[AXL_API_SIZE];               /* "cpu", "cuda", "hip", ... */
+  char architecture_name[AXL_ARCH_SIZE];/* "sm_90", "gfx942"; "" if none */
+  char model_name[AXL_MODEL_SIZE];      /* marketing name */
+  uint64_t total_memory_bytes;          /* device memory, bytes */
+  uint64_t max_single_alloc_bytes;      /* largest one allocation, bytes */
+  uint8_t is_host;                      /* 1 for the host CPU */
+  uint8_t is_host_unified;              /* 1 if device and host share memory */
+  uint8_t is_compatible;                /* 1 if axl supports the device */
+  uint8_t reserved[5];                  /* zero */
+} axl_device_properties;
+
+/* Queue creation flags. */
+enum { AXL_QUEUE_FLAG_NONE = 0 };
+
+typedef struct axl_queue_desc {
+  size_t struct_size; /* sizeof(axl_queue_desc) */
+  uint32_t flags;     /* AXL_QUEUE_FLAG_*; unknown bits: INVALID_ARGUMENT */
+  uint32_t reserved;  /* zero */
+  /* Core-chosen id the plugin puts in axl_trace_record.queue_trace_id. */
+  uint64_t trace_id;
+} axl_queue_desc;
+
+/* Event creation flags. */
+enum {
+  AXL_EVENT_FLAG_NONE = 0,
+  /* Record timestamps so elapsed_ms works (CUDA's default, not ours). */
+  AXL_EVENT_FLAG_TIMING = 1u << 0
+};
+
+/* Module binary formats, a hint for backends that accept several. */
+enum {
+  AXL_MODULE_FORMAT_AUTO = 0,
+  AXL_MODULE_FORMAT_SHARED_OBJECT = 1, /* cpu: an ELF shared object */
+  AXL_MODULE_FORMAT_PTX = 2,
+  AXL_MODULE_FORMAT_CUBIN = 3,
+  AXL_MODULE_FORMAT_FATBIN = 4,
+  AXL_MODULE_FORMAT_HSACO = 5,
+  AXL_MODULE_FORMAT_SPIRV = 6
+};
+
+typedef struct axl_module_desc {
+  size_t struct_size;  /* sizeof(axl_module_desc) */
+  const void* data;    /* the module's bytes; may be NULL when path is set */
+  size_t size;         /* bytes at data */
+  const char* path;    /* file to load instead of data, or NULL */
+  int32_t format;      /* AXL_MODULE_FORMAT_* */
+  uint32_t reserved;   /* zero */
+} axl_module_desc;
+
+/* Kernel argument kinds. */
+enum {
+  /* value points at an axl_devaddr (8 bytes): a buffer's device address. */
+  AXL_ARG_DEVADDR = 0,
+  /* value points at size bytes of a plain scalar (int, float, struct). */
+  AXL_ARG_SCALAR = 1
+};
+
+typedef struct axl_kernel_arg {
+  int32_t kind;      /* AXL_ARG_* */
+  uint32_t size;     /* bytes at value: 8 for DEVADDR */
+  const void* value; /* read during the launch call only */
+} axl_kernel_arg;
+
+typedef struct axl_launch_config {
+  size_t struct_size;        /* sizeof(axl_launch_config) */
+  uint32_t grid[3];          /* blocks in x, y, z; each >= 1 */
+  uint32_t block[3];         /* threads per block in x, y, z; each >= 1 */
+  uint64_t shared_mem_bytes; /* dynamic shared memory per block, bytes */
+} axl_launch_config;
+
+/* Known kernels each backend can hand out without a compiler, so the
+ * conformance suite can launch real work. Arguments, in order: */
+enum {
+  /* (axl_devaddr data, uint32_t n): data[i] += 1 for i < n, over uint32. */
+  AXL_TEST_KERNEL_INCREMENT_U32 = 0,
+  /* (axl_devaddr data, uint32_t n, uint32_t value): data[i] = value. */
+  AXL_TEST_KERNEL_FILL_U32 = 1
+};
+
+/* Host callback enqueued on a queue; runs on a backend thread after all
+ * earlier work on the queue. It must not call blocking axl functions. */
+typedef void (*axl_host_fn)(void* user_data);
+
+/* ------------------------------------------------------------------------ */
+/* The function table.                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Every slot returns AXL_SUCCESS or an error status. A NULL slot means the
+ * backend does not support the operation; the core then answers
+ * AXL_ERROR_UNSUPPORTED naming the slot. Slots marked REQUIRED must be
+ * non-NULL or the core refuses the plugin. New slots are only ever appended;
+ * the core treats slots past struct_size as NULL. */
+typedef struct axl_plugin_table {
+  size_t struct_size; /* sizeof(axl_plugin_table) the plugin was built with */
+
+  /* -- backend ----------------------------------------------------------- */
+  /* REQUIRED. Initialises the driver and starts plugin threads. Called once
+   * before any device slot (the core serialises it). Returns
+   * AXL_ERROR_BACKEND_UNAVAILABLE with a report_error explaining why when the
+   * backend cannot run here. */
+  axl_status (*backend_init)(void);
+  /* REQUIRED. Stops threads and releases the driver. Called at most once,
+   * after init succeeded, never during process exit. */
+  axl_status (*backend_shutdown)(void);
+  /* REQUIRED. Number of devices. May be called before backend_init; must not
+   * initialise a driver where a cheaper way to count exists. */
+  axl_status (*backend_device_count)(uint32_t* out_count);
+  /* Turns launch-trace reporting on (1) or off (0). Plugins check the flag
+   * with one relaxed atomic load per enqueue. */
+  axl_status (*backend_set_tracing)(uint8_t enabled);
+  /* Plugin-specific option, e.g. ("virtual_device_count", "2"). Unknown keys
+   * answer AXL_ERROR_NOT_FOUND. May be called before backend_init. */
+  axl_status (*backend_set_option)(const char* key, const char* value);
+
+  /* -- device ------------------------------------------------------------ */
+  /* REQUIRED. Device `index` < count. Devices live until backend_shutdown. */
+  axl_status (*device_get)(uint32_t index, axl_pdevice* out_device);
+  /* REQUIRED. Fills *props; props->struct_size is set by the caller and the
+   * plugin writes only fields inside it. */
+  axl_status (*device_get_properties)(axl_pdevice device,
+                                      axl_device_properties* props);
+  /* Current free and total device memory, bytes. */
+  axl_status (*device_get_memory_info)(axl_pdevice device, uint64_t* out_free,
+                                       uint64_t* out_total);
+  /* *out = 1 if `device` can read and write `peer`'s memory directly. Both
+   * are devices of this backend; device == peer answers 0 (MAX's rule). */
+  axl_status (*device_can_access_peer)(axl_pdevice device, axl_pdevice peer,
+                                       uint8_t* out);
+  /* Lets `device` access `peer`'s memory. Idempotent. */
+  axl_status (*device_enable_peer_access)(axl_pdevice device, axl_pdevice peer);
+
+  /* -- memory ------------------------------------------------------------ */
+  /* REQUIRED. Allocates `bytes` (> 0) of device memory aligned to at least
+   * 256 bytes. AXL_ERROR_OUT_OF_DEVICE_MEMORY when it cannot. */
+  axl_status (*memory_alloc)(axl_pdevice device, uint64_t bytes,
+                             axl_devaddr* out_address);
+  /* REQUIRED. Frees memory from memory_alloc. The core guarantees no queued
+   * work still uses it. */
+  axl_status (*memory_free)(axl_pdevice device, axl_devaddr address);
+  /* Allocates `bytes` of page-locked host memory the device can copy from at
+   * full speed, aligned to at least 64 bytes. */
+  axl_status (*pinned_alloc)(axl_pdevice device, uint64_t bytes, void** out_host);
+  axl_status (*pinned_free)(axl_pdevice device, void* host);
+
+  /* -- queue ------------------------------------------------------------- */
+  /* REQUIRED. An in-order queue; work runs asynchronously to the caller. */
+  axl_status (*queue_create)(axl_pdevice device, const axl_queue_desc* desc,
+                             axl_pqueue* out_queue);
+  /* REQUIRED. Finishes the queue's pending work, then frees it. */
+  axl_status (*queue_destroy)(axl_pqueue queue);
+  /* REQUIRED. Blocks until all work enqueued so far has finished. Returns the
+   * first error an operation on the queue hit since the last synchronize. */
+  axl_status (*queue_synchronize)(axl_pqueue queue);
+  /* REQUIRED. Enqueue: host memory -> device memory, `bytes` > 0. The host
+   * memory must stay valid until the copy ran (the core guarantees it). */
+  axl_status (*queue_copy_htod)(axl_pqueue queue, axl_devaddr dst,
+                                const void* src, uint64_t bytes);
+  /* REQUIRED. Enqueue: device memory -> host memory. */
+  axl_status (*queue_copy_dtoh)(axl_pqueue queue, void* dst, axl_devaddr src,
+                                uint64_t bytes);
+  /* REQUIRED. Enqueue: device memory -> device memory on the same device. */
+  axl_status (*queue_copy_dtod)(axl_pqueue queue, axl_devaddr dst,
+                                axl_devaddr src, uint64_t bytes);
+  /* Enqueue: between two devices of this backend. The queue belongs to one
+   * of them. */
+  axl_status (*queue_copy_peer)(axl_pqueue queue, axl_pdevice dst_device,
+                                axl_devaddr dst, axl_pdevice src_device,
+                                axl_devaddr src, uint64_t bytes);
+  /* Enqueue: repeat the low `pattern_size` (1, 2 or 4) bytes of `pattern`
+   * over `bytes` bytes at dst; bytes is a multiple of pattern_size. */
+  axl_status (*queue_fill)(axl_pqueue queue, axl_devaddr dst, uint64_t bytes,
+                           uint32_t pattern, uint32_t pattern_size);
+  /* REQUIRED. Enqueue: the event completes when all earlier work has run. */
+  axl_status (*queue_record_event)(axl_pqueue queue, axl_pevent event);
+  /* REQUIRED. Enqueue: later work waits until `event` (of this backend)
+   * completes. The host does not block. */
+  axl_status (*queue_wait_event)(axl_pqueue queue, axl_pevent event);
+  /* Enqueue: later work waits until the flag's value is >= `value`. */
+  axl_status (*queue_wait_flag)(axl_pqueue queue, axl_pflag flag,
+                                uint64_t value);
+  /* Enqueue: the device stores `value` into the flag after earlier work. */
+  axl_status (*queue_write_flag)(axl_pqueue queue, axl_pflag flag,
+                                 uint64_t value);
+  /* Enqueue: fn(user_data) runs on a backend thread after earlier work. */
+  axl_status (*queue_enqueue_host_fn)(axl_pqueue queue, axl_host_fn fn,
+                                      void* user_data);
+  /* The native queue handle (CUstream, hipStream_t, ...) or 0 if none. */
+  axl_status (*queue_get_native_handle)(axl_pqueue queue, uint64_t* out_handle);
+  /* Enqueue a kernel launch. args[i].value is read during the call only. */
+  axl_status (*queue_launch)(axl_pqueue queue, axl_pkernel kernel,
+                             const axl_launch_config* config,
+                             const axl_kernel_arg* args, uint32_t num_args);
+
+  /* -- event ------------------------------------------------------------- */
+  /* REQUIRED. flags: AXL_EVENT_FLAG_*. */
+  axl_status (*event_create)(axl_pdevice device, uint32_t flags,
+                             axl_pevent* out_event);
+  /* REQUIRED. The core guarantees no queue still waits on it. */
+  axl_status (*event_destroy)(axl_pevent event);
+  /* REQUIRED. Blocks until the last record of the event has completed. */
+  axl_status (*event_synchronize)(axl_pevent event);
+  /* REQUIRED. AXL_SUCCESS if complete, AXL_ERROR_NOT_READY if not. */
+  axl_status (*event_query)(axl_pevent event);
+  /* Milliseconds between two completed, timing-enabled events. The core has
+   * already checked both were recorded, completed and have timing. */
+  axl_status (*event_elapsed_ms)(axl_pevent start, axl_pevent end,
+                                 float* out_ms);
+
+  /* -- completion flag --------------------------------------------------- */
+  /* An 8-byte value in host memory the device can read and write; starts 0. */
+  axl_status (*flag_create)(axl_pdevice device, axl_pflag* out_flag);
+  axl_status (*flag_destroy)(axl_pflag flag);
+  /* Device-visible address of the value. */
+  axl_status (*flag_get_device_address)(axl_pflag flag, axl_devaddr* out);
+  /* Host-visible address of the value (the core reads and writes it with
+   * atomics: acquire loads, release stores). */
+  axl_status (*flag_get_host_address)(axl_pflag flag, uint64_t** out);
+
+  /* -- module and kernel ------------------------------------------------- */
+  axl_status (*module_load)(axl_pdevice device, const axl_module_desc* desc,
+                            axl_pmodule* out_module);
+  /* The core guarantees no queued launch still uses the module's kernels. */
+  axl_status (*module_unload)(axl_pmodule module);
+  /* AXL_ERROR_NOT_FOUND if the module has no kernel of that name. The kernel
+   * lives as long as its module. */
+  axl_status (*module_get_kernel)(axl_pmodule module, const char* name,
+                                  axl_pkernel* out_kernel);
+  /* Test-only: one of AXL_TEST_KERNEL_*, living until backend_shutdown. */
+  axl_status (*device_get_test_kernel)(axl_pdevice device, int32_t which,
+                                       axl_pkernel* out_kernel);
+} axl_plugin_table;
+
+/* ------------------------------------------------------------------------ */
+/* Negotiation.                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct axl_negotiate_args {
+  size_t struct_size;         /* in: sizeof(axl_negotiate_args) of the core */
+  uint32_t core_abi_major;    /* in: AXL_PLUGIN_ABI_MAJOR of the core */
+  uint32_t core_abi_minor;    /* in: highest minor the core understands */
+  const axl_host_services* host; /* in: valid for the life of the process */
+  uint32_t plugin_abi_minor;  /* out: min(core minor, plugin's minor) */
+  uint32_t reserved;          /* zero */
+  const axl_plugin_info* info;    /* out: static storage in the plugin */
+  const axl_plugin_table* table;  /* out: static storage in the plugin */
+} axl_negotiate_args;
+
+/* The one exported symbol. Returns AXL_SUCCESS, or AXL_ERROR_VERSION_MISMATCH
+ * when core_abi_major differs from the plugin's. */
+typedef axl_status (*axl_plugin_negotiate_fn)(axl_negotiate_args* args);
+
+AXL_PLUGIN_EXPORT axl_status axl_plugin_negotiate(axl_negotiate_args* args);
+
+/* ------------------------------------------------------------------------ */
+/* Layout checks: a change to any public struct fails the build.             */
+/* ------------------------------------------------------------------------ */
+#if defined(__cplusplus)
+#define AXL_PLUGIN_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define AXL_PLUGIN_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+#if UINTPTR_MAX == 0xffffffffffffffffu
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_trace_record) == 96, "axl_trace_record layout");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_trace_record, name) == 24, "axl_trace_record.name");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_trace_record, shared_mem_bytes) == 56, "axl_trace_record.shared_mem_bytes");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_trace_record, args_hash) == 88, "axl_trace_record.args_hash");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_host_services) == 40, "axl_host_services layout");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_host_services, trace_record) == 32, "axl_host_services.trace_record");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_plugin_info) == 40, "axl_plugin_info layout");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_info, flags) == 32, "axl_plugin_info.flags");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_device_properties) == 384, "axl_device_properties layout");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_device_properties, total_memory_bytes) == 360, "axl_device_properties.total_memory_bytes");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_device_properties, is_host) == 376, "axl_device_properties.is_host");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_queue_desc) == 24, "axl_queue_desc layout");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_module_desc) == 40, "axl_module_desc layout");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_kernel_arg) == 16, "axl_kernel_arg layout");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_launch_config) == 40, "axl_launch_config layout");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_launch_config, shared_mem_bytes) == 32, "axl_launch_config.shared_mem_bytes");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_negotiate_args) == 48, "axl_negotiate_args layout");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_negotiate_args, table) == 40, "axl_negotiate_args.table");
+/* 1.0: struct_size + 42 slots. */
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_plugin_table) == 8 + 42 * 8, "axl_plugin_table layout (1.0)");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, device_get_test_kernel) == 8 + 41 * 8, "axl_plugin_table.device_get_test_kernel");
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* AXL_PLUGIN_H_ */
