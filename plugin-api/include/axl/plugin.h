@@ -144,7 +144,11 @@ enum {
   /* Devices are accelerators that only exist as compile targets. */
   AXL_PLUGIN_FLAG_VIRTUAL = 1u << 1,
   /* Experimental: the core logs a warning when it loads the plugin. */
-  AXL_PLUGIN_FLAG_EXPERIMENTAL = 1u << 2
+  AXL_PLUGIN_FLAG_EXPERIMENTAL = 1u << 2,
+  /* The devices are host CPUs (label "cpu"); otherwise accelerators ("gpu").
+   * Declared here so the core can count devices by label without calling
+   * backend_init (which keeps fork() after discovery safe). */
+  AXL_PLUGIN_FLAG_HOST = 1u << 3
 };
 
 typedef struct axl_plugin_info {
@@ -363,7 +367,9 @@ typedef struct axl_plugin_table {
   /* REQUIRED. flags: AXL_EVENT_FLAG_*. */
   axl_status (*event_create)(axl_pdevice device, uint32_t flags,
                              axl_pevent* out_event);
-  /* REQUIRED. The core guarantees no queue still waits on it. */
+  /* REQUIRED. May be called while a record of the event or a queue's wait on
+   * it is still pending (as cuEventDestroy): the plugin keeps what that
+   * pending work needs alive and frees it when the work is done. */
   axl_status (*event_destroy)(axl_pevent event);
   /* REQUIRED. Blocks until the last record of the event has completed. */
   axl_status (*event_synchronize)(axl_pevent event);
@@ -377,6 +383,8 @@ typedef struct axl_plugin_table {
   /* -- completion flag --------------------------------------------------- */
   /* An 8-byte value in host memory the device can read and write; starts 0. */
   axl_status (*flag_create)(axl_pdevice device, axl_pflag* out_flag);
+  /* May be called while a queue's wait on or write to the flag is pending;
+   * the plugin defers the release until that work is done. */
   axl_status (*flag_destroy)(axl_pflag flag);
   /* Device-visible address of the value. */
   axl_status (*flag_get_device_address)(axl_pflag flag, axl_devaddr* out);
@@ -387,7 +395,8 @@ typedef struct axl_plugin_table {
   /* -- module and kernel ------------------------------------------------- */
   axl_status (*module_load)(axl_pdevice device, const axl_module_desc* desc,
                             axl_pmodule* out_module);
-  /* The core guarantees no queued launch still uses the module's kernels. */
+  /* May be called while launches of its kernels are pending; the plugin
+   * defers the unload until they ran. */
   axl_status (*module_unload)(axl_pmodule module);
   /* AXL_ERROR_NOT_FOUND if the module has no kernel of that name. The kernel
    * lives as long as its module. */

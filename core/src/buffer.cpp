@@ -1,0 +1,163 @@
+// Buffers: contiguous device or pinned-host allocations and byte views.
+#include "internal.hpp"
+
+namespace axl::core {
+
+Buffer::~Buffer() {
+  if (base) {
+    release(base);
+    return;
+  }
+  // Pending copies or launches may still touch the memory: let the queues
+  // that used it finish first.
+  for (Queue* q : used_by) {
+    AXL_CALL(device->backend, queue_synchronize, q->pq);
+    release(q);
+  }
+  if (!device->backend->poisoned.load()) {
+    if (pinned)
+      AXL_CALL(device->backend, pinned_free, device->pdev, host);
+    else
+      AXL_CALL(device->backend, memory_free, device->pdev, address);
+  }
+  release(device);
+}
+
+}  // namespace axl::core
+
+using namespace axl::core;
+
+namespace {
+Buffer* as_buffer(axl_buffer_t h) { return as<Buffer>(h, Kind::buffer, "buffer"); }
+}  // namespace
+
+
+extern "C" {
+
+AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes, uint32_t flags,
+                                     axl_buffer_t* out) {
+  return guard([&]() -> axl_status {
+    Device* d = as<Device>(device, Kind::device, "device");
+    if (!d) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create: out_buffer is NULL");
+    if (flags & ~uint32_t(AXL_BUFFER_FLAG_PINNED))
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create: unknown flags 0x%x", flags);
+    if (size_bytes == 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create: size_bytes is 0; expected > 0");
+    if (axl_status s = device_usable(d)) return s;
+    const bool pinned = flags & AXL_BUFFER_FLAG_PINNED;
+    if (!pinned && d->props.max_single_alloc_bytes && size_bytes > d->props.max_single_alloc_bytes)
+      return fail(AXL_ERROR_OUT_OF_DEVICE_MEMORY,
+                  "cannot allocate %llu bytes on %s:%u: the largest single allocation is %llu bytes",
+                  (unsigned long long)size_bytes, d->label.c_str(), d->id,
+                  (unsigned long long)d->props.max_single_alloc_bytes);
+    auto b = std::make_unique<Buffer>();
+    b->device = d;
+    b->size = size_bytes;
+    b->pinned = pinned;
+    if (pinned) {
+      void* host = nullptr;
+      if (axl_status s = AXL_CALL(d->backend, pinned_alloc, d->pdev, size_bytes, &host)) return s;
+      b->host = host;
+      b->address = reinterpret_cast<axl_devaddr>(host);
+    } else {
+      axl_devaddr a = 0;
+      if (axl_status s = AXL_CALL(d->backend, memory_alloc, d->pdev, size_bytes, &a)) return s;
+      b->address = a;
+      // Only a host device's memory is host memory; nothing else is touched.
+      if (d->props.is_host) b->host = reinterpret_cast<void*>(a);
+    }
+    retain(d);
+    *out = reinterpret_cast<axl_buffer_t>(b.release());
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_view(axl_buffer_t buffer, uint64_t offset, uint64_t size_bytes,
+                                   axl_buffer_t* out) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_view: out_view is NULL");
+    if (size_bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_view: size_bytes is 0; expected > 0");
+    if (offset > b->size || size_bytes > b->size - offset)
+      return fail(AXL_ERROR_OUT_OF_RANGE, "axl_buffer_view: [%llu, %llu) is outside a %llu-byte buffer",
+                  (unsigned long long)offset, (unsigned long long)(offset + size_bytes),
+                  (unsigned long long)b->size);
+    auto v = std::make_unique<Buffer>();
+    v->device = b->device;
+    v->base = b->allocation();
+    v->address = b->address + offset;
+    v->host = b->host ? static_cast<char*>(b->host) + offset : nullptr;
+    v->size = size_bytes;
+    v->pinned = b->pinned;
+    retain(v->base);
+    *out = reinterpret_cast<axl_buffer_t>(v.release());
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_retain(axl_buffer_t buffer) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    retain(b);
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_release(axl_buffer_t buffer) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    release(b);
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_size(axl_buffer_t buffer, uint64_t* out) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_size: out is NULL");
+    *out = b->size;
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_device(axl_buffer_t buffer, axl_device_t* out) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_device: out is NULL");
+    retain(b->device);
+    *out = reinterpret_cast<axl_device_t>(b->device);
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_device_address(axl_buffer_t buffer, uint64_t* out) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_device_address: out is NULL");
+    *out = b->address;
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_host_pointer(axl_buffer_t buffer, void** out) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_host_pointer: out is NULL");
+    if (!b->host)
+      return fail(AXL_ERROR_INVALID_STATE,
+                  "buffer is device memory of %s:%u, which the host cannot read; copy it to the host first",
+                  b->device->label.c_str(), b->device->id);
+    *out = b->host;
+    return AXL_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,142 @@
+// Status names and the per-thread last-error record. The record is core-owned
+// thread-local storage: plugins fill it through host->report_error, so no
+// plugin TLS outlives its library and the detail survives the plugin call.
+#include <cstdio>
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace axl::core {
+namespace {
+
+struct LastError {
+  axl_status status = AXL_SUCCESS;
+  std::string backend;
+  int64_t native_code = 0;
+  std::string native_name;
+  std::string message;
+  bool reported = false;  // set by report_error during a plugin call
+};
+
+LastError& last() {
+  thread_local LastError e;
+  return e;
+}
+
+}  // namespace
+
+axl_status fail(axl_status status, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  LastError& e = last();
+  e.status = status;
+  e.backend.clear();
+  e.native_code = 0;
+  e.native_name.clear();
+  e.message = buf;
+  logf(AXL_LOG_DEBUG, "%s: %s", axl_status_name(status), buf);
+  return status;
+}
+
+axl_status fail_backend(axl_status status, const std::string& backend,
+                        int64_t native_code, const char* native_name,
+                        const std::string& message) {
+  LastError& e = last();
+  e.status = status;
+  e.backend = backend;
+  e.native_code = native_code;
+  e.native_name = native_name ? native_name : "";
+  e.message = message;
+  return status;
+}
+
+void begin_plugin_call() { last().reported = false; }
+bool plugin_reported() { return last().reported; }
+
+// host->report_error: the plugin is about to return `status`.
+void host_report_error(void* ctx, axl_status status, int64_t native_code,
+                       const char* native_name, const char* message) {
+  auto* b = static_cast<Backend*>(ctx);
+  std::string msg = message ? message : "";
+  std::string name = b ? b->name : std::string();
+  fail_backend(status, name, native_code, native_name, name + ": " + msg);
+  last().reported = true;
+}
+
+axl_status Backend::check(axl_status s, const char* slot) {
+  if (s == AXL_ERROR_NOT_READY) return s;  // a state, not a failure
+  if (!plugin_reported()) {
+    fail_backend(s, name, 0, nullptr,
+                 name + ": " + slot + " failed with " + axl_status_name(s));
+  } else {
+    last().status = s;
+  }
+  return s;
+}
+
+axl_status Backend::unsupported(const char* slot) {
+  return fail_backend(AXL_ERROR_UNSUPPORTED, name, 0, nullptr,
+                      name + ": the backend does not support " + slot);
+}
+
+}  // namespace axl::core
+
+using namespace axl::core;
+
+extern "C" {
+
+AXL_API const char* axl_status_name(axl_status status) {
+  switch (status) {
+    case AXL_SUCCESS: return "AXL_SUCCESS";
+    case AXL_ERROR_INVALID_ARGUMENT: return "AXL_ERROR_INVALID_ARGUMENT";
+    case AXL_ERROR_OUT_OF_RANGE: return "AXL_ERROR_OUT_OF_RANGE";
+    case AXL_ERROR_NOT_FOUND: return "AXL_ERROR_NOT_FOUND";
+    case AXL_ERROR_UNSUPPORTED: return "AXL_ERROR_UNSUPPORTED";
+    case AXL_ERROR_OUT_OF_DEVICE_MEMORY: return "AXL_ERROR_OUT_OF_DEVICE_MEMORY";
+    case AXL_ERROR_OUT_OF_HOST_MEMORY: return "AXL_ERROR_OUT_OF_HOST_MEMORY";
+    case AXL_ERROR_NOT_READY: return "AXL_ERROR_NOT_READY";
+    case AXL_ERROR_DEVICE_LOST: return "AXL_ERROR_DEVICE_LOST";
+    case AXL_ERROR_BACKEND_UNAVAILABLE: return "AXL_ERROR_BACKEND_UNAVAILABLE";
+    case AXL_ERROR_VERSION_MISMATCH: return "AXL_ERROR_VERSION_MISMATCH";
+    case AXL_ERROR_FORKED: return "AXL_ERROR_FORKED";
+    case AXL_ERROR_HOST_HAZARD: return "AXL_ERROR_HOST_HAZARD";
+    case AXL_ERROR_INTERNAL: return "AXL_ERROR_INTERNAL";
+    case AXL_ERROR_INVALID_HANDLE: return "AXL_ERROR_INVALID_HANDLE";
+    case AXL_ERROR_INVALID_STATE: return "AXL_ERROR_INVALID_STATE";
+    case AXL_ERROR_TIMEOUT: return "AXL_ERROR_TIMEOUT";
+    case AXL_ERROR_PLUGIN_INVALID: return "AXL_ERROR_PLUGIN_INVALID";
+    default: return "AXL_STATUS_UNKNOWN";
+  }
+}
+
+AXL_API axl_status axl_last_error(axl_error_info* out) {
+  if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_last_error: out is NULL");
+  if (out->struct_size < sizeof(axl_error_info))
+    return fail(AXL_ERROR_INVALID_ARGUMENT,
+                "axl_last_error: struct_size %zu, expected >= %zu",
+                out->struct_size, sizeof(axl_error_info));
+  const auto& e = last();
+  out->status = e.status;
+  out->reserved = 0;
+  out->backend = e.backend.c_str();
+  out->native_code = e.native_code;
+  out->native_name = e.native_name.c_str();
+  out->message = e.message.c_str();
+  return AXL_SUCCESS;
+}
+
+AXL_API const char* axl_last_error_message(void) { return last().message.c_str(); }
+
+AXL_API void axl_clear_last_error(void) {
+  auto& e = last();
+  e.status = AXL_SUCCESS;
+  e.backend.clear();
+  e.native_code = 0;
+  e.native_name.clear();
+  e.message.clear();
+}
+
+}  // extern "C"

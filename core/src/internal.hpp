@@ -1,0 +1,296 @@
+// Core-internal declarations shared by the files of libaxl.so. Nothing here is
+// part of the ABI.
+#pragma once
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "axl/axl.h"
+#include "axl/plugin.h"
+
+namespace axl::core {
+
+// ---------------------------------------------------------------- errors --
+// Records the calling thread's last error and returns `status`, so call sites
+// read `return fail(AXL_ERROR_X, "...", ...)`.
+axl_status fail(axl_status status, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+axl_status fail_backend(axl_status status, const std::string& backend,
+                        int64_t native_code, const char* native_name,
+                        const std::string& message);
+// Marks the start of a plugin call so the core can tell whether the plugin
+// reported detail for the status it returns.
+void begin_plugin_call();
+bool plugin_reported();
+
+// Runs `body` and turns any C++ exception into AXL_ERROR_INTERNAL: nothing
+// thrown inside the core or a plugin crosses the application ABI.
+template <typename F>
+axl_status guard(F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(AXL_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(AXL_ERROR_INTERNAL, "internal error: %s", e.what());
+  } catch (...) {
+    return fail(AXL_ERROR_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+// ---------------------------------------------------------------- logging --
+void log_init();
+void log_message(int32_t level, const std::string& message);
+void logf(int32_t level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Reads an environment variable with secure_getenv: in setuid/setgid programs
+// every AXL_* variable is ignored.
+const char* env(const char* name);
+
+// --------------------------------------------------------------- objects --
+enum class Kind : uint32_t {
+  device = 0x41584c44,  // "AXLD"
+  queue = 0x41584c51,
+  event = 0x41584c45,
+  buffer = 0x41584c42,
+  module = 0x41584c4d,
+  kernel = 0x41584c4b,
+  flag = 0x41584c46,
+  trace = 0x41584c54,
+};
+
+// Base of every handle: a kind tag checked on entry and a reference count.
+struct Object {
+  explicit Object(Kind k) : kind(k) {}
+  virtual ~Object() { kind = Kind{0}; }
+  Object(const Object&) = delete;
+  Object& operator=(const Object&) = delete;
+  Kind kind;
+  std::atomic<int64_t> refs{1};
+};
+
+void retain(Object* o);
+// Drops one reference; deletes the object at zero (unless the process is
+// exiting, when plugin objects are left for the OS).
+void release(Object* o);
+
+bool process_exiting();
+
+struct Backend;
+struct Device;
+struct Queue;
+
+// ---------------------------------------------------------------- backend --
+struct SlotInfo {
+  const char* name;
+  size_t offset;
+  bool required;
+};
+const std::vector<SlotInfo>& slot_table();
+
+struct Backend {
+  std::string path;
+  std::string name;
+  std::string api;
+  std::string version;
+  uint32_t flags = 0;
+  uint32_t abi_minor = 0;
+  void* dl = nullptr;
+  axl_plugin_table table{};  // copied; slots past the plugin's size are NULL
+  axl_host_services host{};
+  uint32_t device_count = 0;
+  bool is_host() const { return flags & AXL_PLUGIN_FLAG_HOST; }
+
+  // Initialisation: once, serialised; a failure is remembered with its detail.
+  std::mutex init_mu;
+  std::atomic<int> init_state{0};  // 0 none, 1 ok, 2 failed
+  axl_status init_status = AXL_SUCCESS;
+  std::string init_message, init_native_name;
+  int64_t init_native_code = 0;
+  std::atomic<bool> poisoned{false};  // initialised before fork(), we are the child
+  std::atomic<bool> tracing{false};
+
+  // Devices created so far, by backend index (immortal once created).
+  std::mutex dev_mu;
+  std::vector<Device*> devices;
+
+  // Ensures the backend is initialised and usable in this process.
+  axl_status ensure_ready();
+  // Returns the status after making sure an error was recorded for it.
+  axl_status check(axl_status s, const char* slot);
+  axl_status unsupported(const char* slot);
+};
+
+// Looks up the slot by member; NULL → AXL_ERROR_UNSUPPORTED naming it.
+#define AXL_SLOT(backend, slot)                                                   \
+  ((backend)->table.slot ? AXL_SUCCESS : (backend)->unsupported(#slot))
+
+// Calls a plugin slot. Fails with UNSUPPORTED when NULL; turns an escaping C++
+// exception into INTERNAL; guarantees an error detail is recorded.
+#define AXL_CALL(backend, slot, ...)                                              \
+  ([&]() -> axl_status {                                                          \
+    Backend* b__ = (backend);                                                     \
+    if (!b__->table.slot) return b__->unsupported(#slot);                         \
+    begin_plugin_call();                                                          \
+    axl_status s__;                                                               \
+    try {                                                                         \
+      s__ = b__->table.slot(__VA_ARGS__);                                         \
+    } catch (...) {                                                               \
+      return fail_backend(AXL_ERROR_INTERNAL, b__->name, 0, nullptr,              \
+                          std::string("plugin threw from ") + #slot);             \
+    }                                                                             \
+    return s__ == AXL_SUCCESS ? s__ : b__->check(s__, #slot);                     \
+  }())
+
+// ------------------------------------------------------------- registry --
+struct PluginRecord {
+  std::string path, name, api, version, reason;
+  uint32_t abi_major = 0, abi_minor = 0, flags = 0, device_count = 0;
+  int32_t state = AXL_PLUGIN_STATE_SKIPPED;
+  axl_status status = AXL_SUCCESS;
+  Backend* backend = nullptr;
+};
+
+struct Registry {
+  std::mutex mu;  // records, discovery log; never held across a plugin call
+  std::vector<PluginRecord> records;
+  std::vector<Backend*> backends;  // loaded, in discovery order
+  std::string discovery_log;
+  axl_status init_status = AXL_SUCCESS;
+  std::string init_message;
+};
+
+Registry& registry();
+// Runs discovery once. Returns the stored error when AXL_PLUGINS named a
+// plugin that failed to load.
+axl_status ensure_init();
+void discover(Registry& r);
+void discovery_note(const std::string& line);
+
+// ---------------------------------------------------------------- devices --
+struct Device : Object {
+  Device() : Object(Kind::device) {}
+  Backend* backend = nullptr;
+  axl_pdevice pdev = nullptr;
+  uint32_t backend_index = 0;
+  uint32_t id = 0;  // among devices of its label
+  axl_device_properties props{};
+  std::string label, api, arch, model;
+  Queue* default_queue = nullptr;
+  std::mutex queues_mu;
+  std::vector<Queue*> queues;  // live queues (not owned), for synchronize
+};
+
+// Validates a handle of the given kind; records an error if invalid.
+template <typename T>
+T* as(void* handle, Kind k, const char* what) {
+  auto* o = static_cast<Object*>(handle);
+  if (!o) {
+    fail(AXL_ERROR_INVALID_HANDLE, "%s handle is NULL", what);
+    return nullptr;
+  }
+  if (o->kind != k || o->refs.load(std::memory_order_relaxed) <= 0) {
+    fail(AXL_ERROR_INVALID_HANDLE, "%s handle %p is not a live %s", what, handle, what);
+    return nullptr;
+  }
+  return static_cast<T*>(o);
+}
+
+
+axl_status device_usable(Device* d);
+Device* device_of(Object* o);
+
+// ----------------------------------------------------------------- queues --
+struct Queue : Object {
+  Queue() : Object(Kind::queue) {}
+  ~Queue() override;
+  Device* device = nullptr;
+  axl_pqueue pq = nullptr;
+  uint64_t trace_id = 0;
+  bool is_default = false;
+  // Serialises enqueues: plugins may assume one submitting thread per queue.
+  std::mutex submit_mu;
+  // Enqueues under submit_mu and returns the plugin's status.
+  template <typename F>
+  axl_status submit(F&& f) {
+    std::lock_guard<std::mutex> lk(submit_mu);
+    return f();
+  }
+};
+
+axl_status queue_create_internal(Device* d, bool is_default, Queue** out);
+// Later work on `waiter` waits for everything enqueued on `signaler` so far,
+// across backends if need be.
+axl_status queue_wait_internal(Queue* waiter, Queue* signaler);
+axl_status queue_usable(Queue* q);
+
+// ---------------------------------------------------------------- buffers --
+struct Buffer : Object {
+  Buffer() : Object(Kind::buffer) {}
+  ~Buffer() override;
+  Device* device = nullptr;
+  Buffer* base = nullptr;     // the allocation a view shares; null for bases
+  axl_devaddr address = 0;    // of byte 0 of this buffer (base + offset)
+  void* host = nullptr;       // host pointer of byte 0, if host-accessible
+  uint64_t size = 0;
+  bool pinned = false;
+  // Queues that enqueued work on the allocation: synchronized before the
+  // memory is freed, so no pending copy touches freed memory.
+  std::mutex use_mu;
+  std::vector<Queue*> used_by;
+  std::atomic<Queue*> last_use{nullptr};
+  Buffer* allocation() { return base ? base : this; }
+};
+void note_use(Buffer* b, Queue* q);
+
+// ----------------------------------------------------------------- events --
+struct Event : Object {
+  Event() : Object(Kind::event) {}
+  ~Event() override;
+  Device* device = nullptr;
+  axl_pevent pe = nullptr;
+  bool timing = false;
+  std::mutex mu;
+  bool recorded = false;
+  Queue* last_queue = nullptr;  // retained; where the last record was enqueued
+};
+
+struct Flag : Object {
+  Flag() : Object(Kind::flag) {}
+  ~Flag() override;
+  Device* device = nullptr;
+  axl_pflag pf = nullptr;
+  uint64_t* host = nullptr;
+};
+
+struct Module : Object {
+  Module() : Object(Kind::module) {}
+  ~Module() override;
+  Device* device = nullptr;
+  axl_pmodule pm = nullptr;
+};
+
+struct Kernel : Object {
+  Kernel() : Object(Kind::kernel) {}
+  ~Kernel() override;
+  Device* device = nullptr;
+  Module* module = nullptr;  // retained; null for built-in test kernels
+  axl_pkernel pk = nullptr;
+  std::string name;
+};
+
+// ---------------------------------------------------------------- tracing --
+void trace_register_queue(uint64_t trace_id, uint32_t device_id, bool is_host);
+uint64_t trace_next_queue_id();
+void trace_on_backend_ready(Backend* b);
+void host_trace_record(void* ctx, const axl_trace_record* rec);
+
+// ----------------------------------------------------------------- fork --
+void install_process_hooks();
+
+}  // namespace axl::core
