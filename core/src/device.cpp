@@ -41,8 +41,11 @@ axl_status check_label(const char* label) {
 
 std::vector<Slot> enumerate(const char* label) {
   std::vector<Slot> out;
+  // In virtual-device mode the accelerators are the virtual plugin's alone.
+  const bool virtual_only = virtual_mode_on();
   for (Backend* b : registry().backends) {
     if (b->init_state.load() == 2 || !label_matches(b, label)) continue;
+    if (virtual_only && !b->is_host() && !(b->flags & AXL_PLUGIN_FLAG_VIRTUAL)) continue;
     for (uint32_t i = 0; i < b->device_count; ++i) out.push_back({b, i});
   }
   return out;

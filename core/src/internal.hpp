@@ -103,7 +103,7 @@ struct Backend {
   void* dl = nullptr;
   axl_plugin_table table{};  // copied; slots past the plugin's size are NULL
   axl_host_services host{};
-  uint32_t device_count = 0;
+  std::atomic<uint32_t> device_count{0};  // changes only in virtual-device mode
   bool is_host() const { return flags & AXL_PLUGIN_FLAG_HOST; }
 
   // Initialisation: once, serialised; a failure is remembered with its detail.
@@ -289,6 +289,9 @@ void trace_register_queue(uint64_t trace_id, uint32_t device_id, bool is_host);
 uint64_t trace_next_queue_id();
 void trace_on_backend_ready(Backend* b);
 void host_trace_record(void* ctx, const axl_trace_record* rec);
+
+// ---------------------------------------------------------- virtual mode --
+bool virtual_mode_on();
 
 // ----------------------------------------------------------------- fork --
 void install_process_hooks();

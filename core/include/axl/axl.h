@@ -416,6 +416,42 @@ AXL_API const axl_launch_trace_entry* axl_launch_trace_entries(
     axl_launch_trace_t trace);
 AXL_API axl_status axl_launch_trace_release(axl_launch_trace_t trace);
 
+/* ======================================================================== */
+/* Virtual-device mode (MAX's max.driver section 10)                        */
+/* ======================================================================== */
+
+/* count > 0 turns the mode on: the accelerators are then exactly `count`
+ * compile-only devices of the `virtual` plugin, reporting the api and
+ * architecture set below (set those first). 0 turns it off. Negative or
+ * > 1024: AXL_ERROR_INVALID_ARGUMENT. AXL_ERROR_BACKEND_UNAVAILABLE if the
+ * virtual plugin is not loaded. Devices already obtained keep the settings
+ * they were created with. */
+AXL_API axl_status axl_set_virtual_device_count(int32_t count);
+AXL_API axl_status axl_get_virtual_device_count(int32_t* out_count);
+AXL_API int axl_is_virtual_device_mode(void);
+/* "cuda", "hip", "metal", ...; getters use the two-call protocol
+ * (*out_size = bytes needed including the NUL; "" when unset). */
+AXL_API axl_status axl_set_virtual_device_api(const char* api);
+AXL_API axl_status axl_get_virtual_device_api(char* buf, size_t capacity, size_t* out_size);
+/* "sm_90", "gfx942", ... */
+AXL_API axl_status axl_set_virtual_device_target_arch(const char* arch);
+AXL_API axl_status axl_get_virtual_device_target_arch(char* buf, size_t capacity,
+                                                      size_t* out_size);
+/* An LLVM CPU name ("x86-64-v3", "neoverse-n1"), "generic", or "" for the
+ * host CPU. "native" is rejected (it would leak the build host). */
+AXL_API axl_status axl_set_virtual_cpu_target(const char* cpu);
+AXL_API axl_status axl_get_virtual_cpu_target(char* buf, size_t capacity, size_t* out_size);
+/* max(1, 1 + the largest accelerator id among specs); CPU specs ignored. */
+AXL_API axl_status axl_calculate_virtual_device_count(const axl_device_spec* specs, size_t count,
+                                                      uint32_t* out);
+/* The same from raw CLI strings with MAX's grammar: "gpu" (exact) is id 0;
+ * "gpu:all" (any case) is every accelerator; "gpu:<ids>" (any case) takes a
+ * comma list, parts trimmed, empty parts and "all" skipped; other strings
+ * are ignored. A part that is not an integer is AXL_ERROR_INVALID_ARGUMENT
+ * naming it. */
+AXL_API axl_status axl_calculate_virtual_device_count_from_cli(const char* const* inputs,
+                                                               size_t count, uint32_t* out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
