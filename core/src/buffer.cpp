@@ -10,8 +10,13 @@ Buffer::~Buffer() {
   }
   // Pending copies or launches may still touch the memory: let the queues
   // that used it finish first.
+  // A queue is synchronised by its own backend: a copy across backends puts
+  // a queue of the other backend in used_by. In a forked child a poisoned
+  // backend's threads are gone: waiting on its queues could hang, and none
+  // of the parent's work runs here anyway.
   for (Queue* q : used_by) {
-    AXL_CALL(device->backend, queue_synchronize, q->pq);
+    Backend* qb = q->device->backend;
+    if (!qb->poisoned.load()) AXL_CALL(qb, queue_synchronize, q->pq);
     release(q);
   }
   if (!device->backend->poisoned.load()) {

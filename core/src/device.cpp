@@ -56,6 +56,9 @@ void copy_str(std::string& dst, const char* src, size_t cap) {
 }
 
 axl_status make_device(Backend* b, uint32_t index, uint32_t id, Device** out) {
+  // In a child forked after the backend was initialised, a device created
+  // before the fork must not be handed out as if it worked: FORKED.
+  if (b->poisoned.load(std::memory_order_relaxed)) return b->ensure_ready();
   {
     std::lock_guard<std::mutex> lk(b->dev_mu);
     if (b->devices.size() > index && b->devices[index]) {

@@ -340,12 +340,14 @@ void discover(Registry& r) {
       rec.state = AXL_PLUGIN_STATE_SHADOWED;
       rec.status = AXL_ERROR_PLUGIN_INVALID;
       for (auto& o : r.records)
-        if (o.name == fname && o.state != AXL_PLUGIN_STATE_SHADOWED) rec.reason = "shadowed by " + o.path;
+        if (o.backend && o.backend->name == fname) rec.reason = "shadowed by " + o.path;
       logf(AXL_LOG_INFO, "plugin %s is %s", path.c_str(), rec.reason.c_str());
       discovery_note("  " + rec.reason);
     } else {
       load_one(r, rec, fname);
-      seen.insert(fname);
+      // A broken file does not claim its name: a later good one may load.
+      if (rec.state == AXL_PLUGIN_STATE_LOADED || rec.state == AXL_PLUGIN_STATE_UNAVAILABLE)
+        seen.insert(fname);
     }
     if (exclusive && rec.state != AXL_PLUGIN_STATE_LOADED &&
         rec.state != AXL_PLUGIN_STATE_UNAVAILABLE && rec.state != AXL_PLUGIN_STATE_DISABLED &&
@@ -436,11 +438,15 @@ axl_status Backend::ensure_ready() {
            "backend %s failed to initialise: %s", name.c_str(), init_message.c_str());
       Registry& r = registry();
       std::lock_guard<std::mutex> rl(r.mu);
+      // The record is all axl-info has: keep the vendor's code name in it.
+      std::string reason = init_message;
+      if (!init_native_name.empty() && reason.find(init_native_name) == std::string::npos)
+        reason += " (" + init_native_name + ")";
       for (auto& rec : r.records)
         if (rec.backend == this) {
           rec.state = AXL_PLUGIN_STATE_UNAVAILABLE;
           rec.status = s;
-          rec.reason = init_message;
+          rec.reason = reason;
         }
       return s;
     }

@@ -168,19 +168,25 @@ axl_status enqueue_host_copy(Queue* q, void* dst, const void* src, uint64_t byte
 
 // One endpoint of a copy: device memory of `dev`, or host memory.
 struct End {
-  Device* dev;
+  Device* dev;     // null for plain host memory given by pointer
   axl_devaddr addr;
-  void* host;  // non-null if the host can read/write it directly
+  void* host;      // non-null if the host can read/write it directly
+  bool devmem;     // device memory (of a host device, host-readable too)
 };
 
 axl_status copy_ends(Queue* q, End dst, End src, uint64_t bytes) {
   Device* Q = q->device;
-  const bool dst_dev = !dst.host || dst.dev->props.is_host;
-  const bool src_dev = !src.host || src.dev->props.is_host;
   // Host memory on both sides (host devices' memory is host memory too).
-  if (dst.host && src.host) return enqueue_host_copy(q, dst.host, src.host, bytes);
-  (void)dst_dev;
-  (void)src_dev;
+  if (dst.host && src.host) {
+    if (Q->props.is_host && (dst.devmem != src.devmem)) {
+      // Report the direction the caller sees (a host array into a cpu buffer
+      // is HtoD), which is also what the launch trace records.
+      if (dst.devmem)
+        return q->submit([&] { return AXL_CALL(Q->backend, queue_copy_htod, q->pq, dst.addr, src.host, bytes); });
+      return q->submit([&] { return AXL_CALL(Q->backend, queue_copy_dtoh, q->pq, dst.host, src.addr, bytes); });
+    }
+    return enqueue_host_copy(q, dst.host, src.host, bytes);
+  }
   // From here at least one side is device memory the host cannot touch.
   if (!dst.host && !src.host) {
     if (dst.dev == src.dev) {
@@ -242,7 +248,8 @@ axl_status copy_ends(Queue* q, End dst, End src, uint64_t bytes) {
 }
 
 End end_of(Buffer* b, uint64_t offset) {
-  return End{b->device, b->address + offset, b->host ? static_cast<char*>(b->host) + offset : nullptr};
+  return End{b->device, b->address + offset, b->host ? static_cast<char*>(b->host) + offset : nullptr,
+             !b->pinned};
 }
 
 }  // namespace
@@ -336,7 +343,7 @@ AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst,
     if (!src) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_from_host: src is NULL");
     if (axl_status s = check_range(d, dst_offset, size_bytes, "axl_queue_copy_from_host")) return s;
     note_use(d, q);
-    return copy_ends(q, end_of(d, dst_offset), End{nullptr, 0, const_cast<void*>(src)}, size_bytes);
+    return copy_ends(q, end_of(d, dst_offset), End{nullptr, 0, const_cast<void*>(src), false}, size_bytes);
   });
 }
 
@@ -348,7 +355,7 @@ AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst, axl_buff
     if (!dst) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_to_host: dst is NULL");
     if (axl_status s = check_range(s_, src_offset, size_bytes, "axl_queue_copy_to_host")) return s;
     note_use(s_, q);
-    return copy_ends(q, End{nullptr, 0, dst}, end_of(s_, src_offset), size_bytes);
+    return copy_ends(q, End{nullptr, 0, dst, false}, end_of(s_, src_offset), size_bytes);
   });
 }
 

@@ -238,6 +238,9 @@ struct DeviceInfo {
 class Device : public detail::Handle<axl_device_t, axl_device_retain, axl_device_release> {
  public:
   using Handle::Handle;
+  // The static get(label, index) below would otherwise hide the raw-handle
+  // accessor get() for every Device (and break can_access).
+  using Handle::get;
   // `label`: "cpu", "gpu", or nullptr for all devices.
   static uint32_t count(const char* label = nullptr) {
     uint32_t n = 0;

@@ -1,0 +1,176 @@
+// Shared pieces of the axl benchmarks: checked calls, a core-less handle on
+// the cpu plugin (its function table called directly), per-batch samples and
+// the RATIO lines every benchmark prints.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "axl/axl.h"
+#include "axl/plugin.h"
+
+namespace axl_bench {
+
+[[noreturn]] inline void die(const std::string& what) {
+  std::fprintf(stderr, "bench: %s\n", what.c_str());
+  std::exit(2);
+}
+
+// Aborts the benchmark run on a failed axl.h call, with the core's detail.
+inline void check(axl_status s, const char* what) {
+  if (s != AXL_SUCCESS) {
+    die(std::string(what) + " failed: " + axl_status_name(s) + ": " + axl_last_error_message());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The cpu plugin without the core.
+//
+// libaxl.so has already dlopen'ed build/lib/axl/plugins/libaxl_plugin_cpu.so
+// (or will); dlopen of the same file returns that very instance, and calling
+// its negotiate again would swap the core's host services for ours. So the
+// direct side loads a byte-identical private copy of the file: its own static
+// state (backend, tracer, pool), the same machine code, the same flags.
+// ---------------------------------------------------------------------------
+class DirectCpuPlugin {
+ public:
+  explicit DirectCpuPlugin(const std::string& plugin_path) {
+    char dir[] = "/tmp/axl-bench-XXXXXX";
+    if (mkdtemp(dir) == nullptr) die("mkdtemp failed");
+    const std::string copy = std::string(dir) + "/libaxl_plugin_cpu.so";
+    {
+      std::ifstream in(plugin_path, std::ios::binary);
+      if (!in) die("cannot read the cpu plugin at " + plugin_path);
+      std::ofstream out(copy, std::ios::binary);
+      out << in.rdbuf();
+      if (!out) die("cannot write " + copy);
+    }
+    dl_ = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // The mapping stays valid after the file is gone.
+    unlink(copy.c_str());
+    rmdir(dir);
+    if (dl_ == nullptr) die(std::string("dlopen: ") + dlerror());
+    auto negotiate =
+        reinterpret_cast<axl_plugin_negotiate_fn>(dlsym(dl_, AXL_PLUGIN_ENTRY_SYMBOL));
+    if (negotiate == nullptr) die("the cpu plugin has no " AXL_PLUGIN_ENTRY_SYMBOL);
+
+    // Minimal host services: keep the last error message, drop logs, ignore
+    // trace records (tracing is never switched on here).
+    host_.struct_size = sizeof host_;
+    host_.ctx = this;
+    host_.log = [](void*, int32_t, const char*) {};
+    host_.report_error = [](void* ctx, axl_status, int64_t, const char*, const char* msg) {
+      static_cast<DirectCpuPlugin*>(ctx)->last_error_ = msg ? msg : "";
+    };
+    host_.trace_record = [](void*, const axl_trace_record*) {};
+
+    axl_negotiate_args args{};
+    args.struct_size = sizeof args;
+    args.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
+    args.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
+    args.host = &host_;
+    ok(negotiate(&args), "negotiate");
+    t_ = args.table;
+    ok(t_->backend_init(), "backend_init");
+    ok(t_->device_get(0, &dev_), "device_get");
+  }
+
+  DirectCpuPlugin(const DirectCpuPlugin&) = delete;
+  DirectCpuPlugin& operator=(const DirectCpuPlugin&) = delete;
+
+  const axl_plugin_table& table() const { return *t_; }
+  axl_pdevice device() const { return dev_; }
+
+  axl_pqueue create_queue() {
+    axl_queue_desc desc{};
+    desc.struct_size = sizeof desc;
+    desc.trace_id = 1;
+    axl_pqueue q = nullptr;
+    ok(t_->queue_create(dev_, &desc, &q), "queue_create");
+    return q;
+  }
+
+  void ok(axl_status s, const char* what) const {
+    if (s != AXL_SUCCESS) die(std::string("direct cpu plugin: ") + what + " failed: " +
+                              axl_status_name(s) + ": " + last_error_);
+  }
+
+ private:
+  void* dl_ = nullptr;  // never closed, as the core never closes plugins
+  axl_host_services host_{};
+  const axl_plugin_table* t_ = nullptr;
+  axl_pdevice dev_ = nullptr;
+  std::string last_error_;
+};
+
+// The cpu plugin of the build this benchmark belongs to (AXL_BENCH_CPU_PLUGIN
+// in the environment overrides it).
+inline std::string cpu_plugin_path() {
+  if (const char* p = std::getenv("AXL_BENCH_CPU_PLUGIN"); p && *p) return p;
+  return AXL_BENCH_CPU_PLUGIN;
+}
+
+// ---------------------------------------------------------------------------
+// Samples: each benchmark run records one value per timed batch (ns per
+// operation). Google Benchmark calls a benchmark function several times
+// (iteration-count estimation, then the real run); each call starts a fresh
+// sample list, so what is left after the run is the final run's batches.
+// ---------------------------------------------------------------------------
+inline std::map<std::string, std::vector<double>>& samples() {
+  static std::map<std::string, std::vector<double>> s;
+  return s;
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+inline double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+inline double minimum(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
+}
+
+// "name/rep:K" -> one value per repetition (the median of its batches).
+inline std::vector<double> per_rep_medians(const std::string& name, int reps) {
+  std::vector<double> out;
+  for (int r = 0; r < reps; ++r) {
+    auto it = samples().find(name + "/rep:" + std::to_string(r));
+    if (it != samples().end() && !it->second.empty()) out.push_back(median(it->second));
+  }
+  return out;
+}
+
+inline std::string fmt(double v, int prec = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", prec, v);
+  return buf;
+}
+
+// Prints e.g. "RATIO enqueue_launch axl_h/direct = 1.07 (target <= 1.2): MET".
+inline bool ratio_line(const std::string& what, double ratio, bool lower_is_target,
+                       double target) {
+  const bool met = lower_is_target ? ratio <= target : ratio >= target;
+  std::printf("RATIO %s = %s (target %s %s): %s\n", what.c_str(), fmt(ratio).c_str(),
+              lower_is_target ? "<=" : ">=", fmt(target, 1).c_str(), met ? "MET" : "NOT MET");
+  return met;
+}
+
+}  // namespace axl_bench

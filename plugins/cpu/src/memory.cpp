@@ -1,0 +1,137 @@
+// Device memory (plain host memory) and pinned host memory.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "cpu_backend.hpp"
+
+namespace axl::cpu {
+
+namespace {
+
+// From this size on, allocations are page-aligned: big buffers are what
+// kernels stream through, and page alignment lets the kernel back them with
+// whole (possibly huge) pages. Smaller ones get the ABI's 256 bytes.
+constexpr uint64_t kPageAlignFrom = 1ull << 20;
+constexpr uint64_t kMinAlign = 256;
+
+uint64_t page_size() noexcept {
+  const long p = sysconf(_SC_PAGESIZE);
+  return p > 0 ? static_cast<uint64_t>(p) : 4096;
+}
+
+}  // namespace
+
+axl_status memory_alloc(axl_pdevice, uint64_t bytes, axl_devaddr* out_address) noexcept {
+  return guarded("memory_alloc", [&]() -> axl_status {
+    Backend& b = backend();
+    if (out_address == nullptr || bytes == 0) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           common::str("cpu: memory_alloc: need bytes > 0 and a non-NULL "
+                                       "out_address (bytes = ", bytes, ")"));
+    }
+    // With overcommit, malloc of more than the machine has can "succeed" and
+    // the process dies at first touch instead; refuse up front what can never
+    // fit.
+    const uint64_t total = total_memory_bytes();
+    if (bytes > total) {
+      return b.host.report(AXL_ERROR_OUT_OF_DEVICE_MEMORY,
+                           common::str("cpu: cannot allocate ", bytes,
+                                       " bytes: the host has only ", total, " bytes of memory"));
+    }
+    const uint64_t align = bytes >= kPageAlignFrom ? std::max(page_size(), kMinAlign) : kMinAlign;
+    void* p = nullptr;
+    const int rc = posix_memalign(&p, align, static_cast<size_t>(bytes));
+    if (rc != 0 || p == nullptr) {
+      return b.host.report_errno(
+          AXL_ERROR_OUT_OF_DEVICE_MEMORY,
+          common::str("cpu: allocating ", bytes, " bytes (aligned to ", align, ") failed"),
+          rc != 0 ? rc : ENOMEM);
+    }
+    *out_address = reinterpret_cast<axl_devaddr>(p);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status memory_free(axl_pdevice, axl_devaddr address) noexcept {
+  std::free(reinterpret_cast<void*>(address));
+  return AXL_SUCCESS;
+}
+
+axl_status pinned_alloc(axl_pdevice, uint64_t bytes, void** out_host) noexcept {
+  return guarded("pinned_alloc", [&]() -> axl_status {
+    Backend& b = backend();
+    if (out_host == nullptr || bytes == 0) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           common::str("cpu: pinned_alloc: need bytes > 0 and a non-NULL "
+                                       "out_host (bytes = ", bytes, ")"));
+    }
+    const uint64_t total = total_memory_bytes();
+    if (bytes > total) {
+      return b.host.report(AXL_ERROR_OUT_OF_HOST_MEMORY,
+                           common::str("cpu: cannot pin ", bytes, " bytes: the host has only ",
+                                       total, " bytes of memory"));
+    }
+    const uint64_t page = page_size();
+    const uint64_t length = (bytes + page - 1) / page * page;
+    // A private mapping rather than malloc: mlock works on whole pages and
+    // does not nest, so two pinned blocks sharing a page would unlock each
+    // other's memory on free.
+    void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      return b.host.report_errno(AXL_ERROR_OUT_OF_HOST_MEMORY,
+                                 common::str("cpu: mapping ", length, " bytes of pinned memory failed"),
+                                 errno);
+    }
+    bool locked = mlock(p, length) == 0;
+    if (!locked) {
+      const int err = errno;
+      // Unprivileged processes get RLIMIT_MEMLOCK (often 8 MiB). Unlocked
+      // memory is still correct on this backend, where "the device" copies
+      // with memcpy; only the page-fault guarantee is lost. Say so once.
+      if (!b.mlock_fallback_logged.exchange(true)) {
+        b.host.log(AXL_LOG_WARN,
+                   common::str("cpu: mlock of ", length, " bytes of pinned memory failed (",
+                               strerrorname_np(err), "); pinned allocations stay unlocked. Raise "
+                               "RLIMIT_MEMLOCK (ulimit -l) to lock them."));
+      }
+    }
+    try {
+      std::lock_guard<std::mutex> lk(b.pinned_mu);
+      b.pinned.emplace(p, Backend::PinnedBlock{length, locked});
+    } catch (...) {
+      if (locked) munlock(p, length);
+      munmap(p, length);
+      throw;
+    }
+    *out_host = p;
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status pinned_free(axl_pdevice, void* host) noexcept {
+  return guarded("pinned_free", [&]() -> axl_status {
+    Backend& b = backend();
+    Backend::PinnedBlock block{};
+    {
+      std::lock_guard<std::mutex> lk(b.pinned_mu);
+      auto it = b.pinned.find(host);
+      if (it == b.pinned.end()) {
+        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                             common::str("cpu: pinned_free: ", host,
+                                         " is not a live pinned allocation of this backend"));
+      }
+      block = it->second;
+      b.pinned.erase(it);
+    }
+    if (block.locked) munlock(host, block.bytes);
+    munmap(host, block.bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+}  // namespace axl::cpu

@@ -1,0 +1,203 @@
+// Modules: ELF shared objects loaded with dlopen, from a file or from bytes
+// (through an anonymous memfd, so nothing touches the file system).
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cpu_backend.hpp"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U  // Linux 6.3; older headers lack it
+#endif
+
+namespace axl::cpu {
+
+namespace {
+
+std::string last_dl_error() {
+  const char* e = dlerror();
+  return e != nullptr ? e : "unknown dynamic loader error";
+}
+
+// An fd that closes itself.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Creates an executable-capable anonymous file. Kernels that set
+// vm.memfd_noexec=1 make memfds non-executable unless MFD_EXEC is given,
+// and kernels before 6.3 reject that flag with EINVAL: try both.
+int make_memfd() {
+  int fd = memfd_create("axl-cpu-module", MFD_CLOEXEC | MFD_EXEC);
+  if (fd < 0 && errno == EINVAL) fd = memfd_create("axl-cpu-module", MFD_CLOEXEC);
+  return fd;
+}
+
+bool write_all(int fd, const void* data, size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+const char* format_name(int32_t f) {
+  switch (f) {
+    case AXL_MODULE_FORMAT_PTX: return "PTX";
+    case AXL_MODULE_FORMAT_CUBIN: return "CUBIN";
+    case AXL_MODULE_FORMAT_FATBIN: return "FATBIN";
+    case AXL_MODULE_FORMAT_HSACO: return "HSACO";
+    case AXL_MODULE_FORMAT_SPIRV: return "SPIRV";
+    default: return "unknown";
+  }
+}
+
+}  // namespace
+
+axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* out_module) noexcept {
+  return guarded("module_load", [&]() -> axl_status {
+    Backend& b = backend();
+    if (desc == nullptr || out_module == nullptr ||
+        desc->struct_size < offsetof(axl_module_desc, format) + sizeof(desc->format)) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           "cpu: module_load: desc or out_module is NULL, or desc->struct_size "
+                           "is too small for an axl_module_desc");
+    }
+    if (desc->format != AXL_MODULE_FORMAT_AUTO &&
+        desc->format != AXL_MODULE_FORMAT_SHARED_OBJECT) {
+      return b.host.report(
+          AXL_ERROR_INVALID_ARGUMENT,
+          common::str("cpu: module_load: format ", desc->format, " (", format_name(desc->format),
+                      ") is not one the cpu backend loads; it expects an ELF shared object "
+                      "(AXL_MODULE_FORMAT_SHARED_OBJECT or AUTO)"));
+    }
+    // Adopted: released (and, once loaded, dlclosed) on every error path.
+    common::Ref<Module> m = common::make_ref<Module>();
+    if (desc->path != nullptr) {
+      m->label = desc->path;
+      struct stat st;
+      if (stat(desc->path, &st) != 0) {
+        const int err = errno;
+        return b.host.report_errno(
+            err == ENOENT || err == ENOTDIR ? AXL_ERROR_NOT_FOUND : AXL_ERROR_INVALID_ARGUMENT,
+            common::str("cpu: module file '", desc->path, "' cannot be opened"), err);
+      }
+      // dlopen searches the library path for a name without a slash; the
+      // caller means the file, which stat() just found relative to the cwd.
+      const std::string file =
+          std::strchr(desc->path, '/') != nullptr ? desc->path : std::string("./") + desc->path;
+      dlerror();
+      m->handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (m->handle == nullptr) {
+        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                             common::str("cpu: module '", desc->path,
+                                         "' is not a loadable shared object: ", last_dl_error()));
+      }
+    } else {
+      if (desc->data == nullptr || desc->size == 0) {
+        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                             "cpu: module_load: the descriptor has neither a path nor any bytes "
+                             "(data is NULL or size is 0)");
+      }
+      m->label = common::str("<", desc->size, "-byte module from memory>");
+      if (desc->size < 4 || std::memcmp(desc->data, "\x7f" "ELF", 4) != 0) {
+        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                             common::str("cpu: module_load: the ", desc->size,
+                                         " bytes given are not an ELF shared object (they do not "
+                                         "start with the ELF magic 7f 45 4c 46)"));
+      }
+      Fd fd{make_memfd()};
+      if (fd.fd < 0) {
+        return b.host.report_errno(AXL_ERROR_OUT_OF_HOST_MEMORY,
+                                   "cpu: module_load: memfd_create for the module bytes failed",
+                                   errno);
+      }
+      if (!write_all(fd.fd, desc->data, desc->size)) {
+        return b.host.report_errno(
+            AXL_ERROR_OUT_OF_HOST_MEMORY,
+            common::str("cpu: module_load: writing ", desc->size, " bytes to a memfd failed"),
+            errno);
+      }
+      // The loader maps the file; once mapped, closing the fd is harmless.
+      const std::string proc_path = common::str("/proc/self/fd/", fd.fd);
+      dlerror();
+      m->handle = dlopen(proc_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (m->handle == nullptr) {
+        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                             common::str("cpu: module_load: the ", desc->size,
+                                         " bytes given are not a loadable shared object: ",
+                                         last_dl_error()));
+      }
+    }
+    m->retain();  // the handle's reference, dropped by module_unload
+    *out_module = reinterpret_cast<axl_pmodule>(m.get());
+    return AXL_SUCCESS;
+  });
+}
+
+Module::~Module() {
+  if (handle == nullptr) return;  // load failed before dlopen succeeded
+  dlerror();
+  if (dlclose(handle) != 0) {
+    // The module's kernels are gone from our tables either way; a loader
+    // complaint is worth a log line, not a failure (nobody could receive it:
+    // this may run on a queue worker after the last pending launch).
+    try {
+      backend().host.log(AXL_LOG_WARN,
+                         common::str("cpu: dlclose of module '", label, "' failed: ", last_dl_error()));
+    } catch (...) {
+    }
+  }
+}
+
+axl_status module_unload(axl_pmodule module) noexcept {
+  // Launches still queued hold their own references; see Module.
+  from(module)->release();
+  return AXL_SUCCESS;
+}
+
+axl_status module_get_kernel(axl_pmodule module, const char* name,
+                             axl_pkernel* out_kernel) noexcept {
+  return guarded("module_get_kernel", [&]() -> axl_status {
+    Backend& b = backend();
+    if (name == nullptr || out_kernel == nullptr) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           "cpu: module_get_kernel: name or out_kernel is NULL");
+    }
+    Module* m = from(module);
+    std::lock_guard<std::mutex> lk(m->mu);
+    // One Kernel per name: the same handle every time, so it can be compared.
+    auto it = m->kernels.find(name);
+    if (it == m->kernels.end()) {
+      dlerror();
+      void* sym = dlsym(m->handle, name);
+      if (sym == nullptr) {
+        return b.host.report(AXL_ERROR_NOT_FOUND,
+                             common::str("cpu: kernel '", name, "' not found in module '",
+                                         m->label, "' (", last_dl_error(), ")"));
+      }
+      auto k = std::make_unique<Kernel>();
+      k->fn = reinterpret_cast<axl_cpu_kernel_fn>(sym);
+      k->module = m;
+      it = m->kernels.emplace(name, std::move(k)).first;
+      it->second->name = it->first.c_str();  // the key never moves
+    }
+    *out_kernel = reinterpret_cast<axl_pkernel>(it->second.get());
+    return AXL_SUCCESS;
+  });
+}
+
+}  // namespace axl::cpu

@@ -1,0 +1,260 @@
+// Queues: each is a WorkQueue whose worker thread does the copies and fills
+// itself, with memcpy/memset, in enqueue order.
+#include <algorithm>
+#include <cstring>
+
+#include "axl/common/event.hpp"
+#include "axl/common/flag.hpp"
+#include "axl/common/host_fn.hpp"
+#include "cpu_backend.hpp"
+
+namespace axl::cpu {
+
+using common::OpInfo;
+using common::OpKind;
+
+namespace {
+
+void* ptr(axl_devaddr a) noexcept { return reinterpret_cast<void*>(a); }
+
+// An enqueue can only fail once the queue was stopped by backend_shutdown.
+axl_status enqueue_failed(axl_status status, const char* what) {
+  return backend().host.report(
+      status, common::str("cpu: cannot enqueue ", what,
+                          ": the queue was stopped by backend_shutdown"));
+}
+
+// Repeats the `size`-byte value `value` (its native byte order, as the
+// device would store the integer) over `bytes` bytes at dst.
+void fill_pattern(unsigned char* dst, uint64_t bytes, uint32_t value, uint32_t size) noexcept {
+  unsigned char pattern[4];
+  if (size == 2) {
+    const uint16_t v = static_cast<uint16_t>(value);
+    std::memcpy(pattern, &v, 2);
+  } else if (size == 4) {
+    std::memcpy(pattern, &value, 4);
+  } else {
+    pattern[0] = static_cast<unsigned char>(value);
+  }
+  // One repeated byte (1-byte fills, zeroing, 0xFFFF...) is memset's job.
+  if (std::all_of(pattern, pattern + size, [&](unsigned char c) { return c == pattern[0]; })) {
+    std::memset(dst, pattern[0], bytes);
+    return;
+  }
+  const uint64_t count = bytes / size;
+  if (reinterpret_cast<uintptr_t>(dst) % size == 0) {
+    // Aligned: a typed fill the compiler vectorises.
+    if (size == 2) {
+      uint16_t v;
+      std::memcpy(&v, pattern, 2);
+      std::fill_n(reinterpret_cast<uint16_t*>(dst), count, v);
+    } else {
+      uint32_t v;
+      std::memcpy(&v, pattern, 4);
+      std::fill_n(reinterpret_cast<uint32_t*>(dst), count, v);
+    }
+    return;
+  }
+  // Unaligned destination (a view at an odd offset): write one 256-byte run
+  // of the pattern, then copy it forward.
+  unsigned char run[256];
+  for (size_t i = 0; i < sizeof run; ++i) run[i] = pattern[i % size];
+  uint64_t done = 0;
+  while (done < bytes) {
+    const uint64_t n = std::min<uint64_t>(sizeof run, bytes - done);
+    std::memcpy(dst + done, run, n);
+    done += n;
+  }
+}
+
+}  // namespace
+
+axl_status queue_create(axl_pdevice, const axl_queue_desc* desc, axl_pqueue* out_queue) noexcept {
+  return guarded("queue_create", [&]() -> axl_status {
+    Backend& b = backend();
+    if (desc == nullptr || out_queue == nullptr ||
+        desc->struct_size < offsetof(axl_queue_desc, trace_id) + sizeof(desc->trace_id)) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           "cpu: queue_create: desc or out_queue is NULL, or desc->struct_size "
+                           "is too small for an axl_queue_desc");
+    }
+    if (desc->flags != AXL_QUEUE_FLAG_NONE) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           common::str("cpu: queue_create: unknown queue flags 0x", std::hex,
+                                       desc->flags, " (no flags are defined)"));
+    }
+    auto q = std::make_unique<Queue>(desc->trace_id);
+    {
+      std::lock_guard<std::mutex> lk(b.mu);
+      b.queues.insert(q.get());
+    }
+    *out_queue = reinterpret_cast<axl_pqueue>(q.release());
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_destroy(axl_pqueue queue) noexcept {
+  return guarded("queue_destroy", [&]() -> axl_status {
+    Backend& b = backend();
+    Queue* q = from(queue);
+    if (q->work.on_worker_thread()) {
+      return b.host.report(AXL_ERROR_INVALID_STATE,
+                           "cpu: queue_destroy was called from a host callback running on that "
+                           "same queue; the queue cannot drain itself");
+    }
+    {
+      std::lock_guard<std::mutex> lk(b.mu);
+      b.queues.erase(q);
+    }
+    delete q;  // drains the pending work, then joins the worker
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_synchronize(axl_pqueue queue) noexcept {
+  return guarded("queue_synchronize", [&]() -> axl_status {
+    common::SyncResult r = from(queue)->work.synchronize();
+    if (r.status == AXL_SUCCESS) return AXL_SUCCESS;
+    return backend().host.report(r.status, "cpu: " + r.message);
+  });
+}
+
+axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
+                           uint64_t bytes) noexcept {
+  return guarded("queue_copy_htod", [&]() -> axl_status {
+    Queue* q = from(queue);
+    void* d = ptr(dst);
+    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyHtoD, bytes},
+                                         [d, src, bytes] { std::memcpy(d, src, bytes); });
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_HTOD, "memcpy_htod", bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_copy_dtoh(axl_pqueue queue, void* dst, axl_devaddr src, uint64_t bytes) noexcept {
+  return guarded("queue_copy_dtoh", [&]() -> axl_status {
+    Queue* q = from(queue);
+    const void* s_ptr = ptr(src);
+    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyDtoH, bytes},
+                                         [dst, s_ptr, bytes] { std::memcpy(dst, s_ptr, bytes); });
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOH, "memcpy_dtoh", bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
+                           uint64_t bytes) noexcept {
+  return guarded("queue_copy_dtod", [&]() -> axl_status {
+    Queue* q = from(queue);
+    void* d = ptr(dst);
+    const void* s_ptr = ptr(src);
+    // memmove: the core's strided copies may hand over overlapping ranges of
+    // one allocation, and on the host that costs nothing extra.
+    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyDtoD, bytes},
+                                         [d, s_ptr, bytes] { std::memmove(d, s_ptr, bytes); });
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, "memcpy_dtod", bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice, axl_devaddr dst, axl_pdevice,
+                           axl_devaddr src, uint64_t bytes) noexcept {
+  return guarded("queue_copy_peer", [&]() -> axl_status {
+    // Both devices can only be the host: a peer copy is a plain copy.
+    Queue* q = from(queue);
+    void* d = ptr(dst);
+    const void* s_ptr = ptr(src);
+    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyPeer, bytes},
+                                         [d, s_ptr, bytes] { std::memmove(d, s_ptr, bytes); });
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, "memcpy_peer", bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern,
+                      uint32_t pattern_size) noexcept {
+  return guarded("queue_fill", [&]() -> axl_status {
+    Backend& b = backend();
+    if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           common::str("cpu: queue_fill: pattern_size is ", pattern_size,
+                                       "; expected 1, 2 or 4"));
+    }
+    if (bytes % pattern_size != 0) {
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                           common::str("cpu: queue_fill: bytes (", bytes,
+                                       ") is not a multiple of pattern_size (", pattern_size, ")"));
+    }
+    Queue* q = from(queue);
+    auto* d = static_cast<unsigned char*>(ptr(dst));
+    const axl_status s =
+        q->work.enqueue(OpInfo{OpKind::kFill, bytes}, [d, bytes, pattern, pattern_size] {
+          fill_pattern(d, bytes, pattern, pattern_size);
+        });
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a fill");
+    if (b.tracer.enabled()) b.tracer.memset(q->trace_id, "memset", bytes, pattern, pattern_size);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept {
+  return guarded("queue_record_event", [&]() -> axl_status {
+    auto* e = reinterpret_cast<common::Event*>(event);
+    const axl_status s = e->record(from(queue)->work);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event record");
+  });
+}
+
+axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept {
+  return guarded("queue_wait_event", [&]() -> axl_status {
+    auto* e = reinterpret_cast<common::Event*>(event);
+    const axl_status s = e->enqueue_wait(from(queue)->work);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event wait");
+  });
+}
+
+axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
+  return guarded("queue_wait_flag", [&]() -> axl_status {
+    auto* f = reinterpret_cast<common::Flag*>(flag);
+    const axl_status s = f->enqueue_wait(from(queue)->work, value);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag wait");
+  });
+}
+
+axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
+  return guarded("queue_write_flag", [&]() -> axl_status {
+    auto* f = reinterpret_cast<common::Flag*>(flag);
+    const axl_status s = f->enqueue_write(from(queue)->work, value);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag write");
+  });
+}
+
+axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept {
+  return guarded("queue_enqueue_host_fn", [&]() -> axl_status {
+    if (fn == nullptr) {
+      return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
+                                   "cpu: queue_enqueue_host_fn: fn is NULL");
+    }
+    const axl_status s = common::enqueue_host_fn(from(queue)->work, fn, user_data);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a host function");
+  });
+}
+
+axl_status queue_get_native_handle(axl_pqueue, uint64_t* out_handle) noexcept {
+  if (out_handle == nullptr) {
+    return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
+                                 "cpu: queue_get_native_handle: out_handle is NULL");
+  }
+  *out_handle = 0;  // a host thread has no driver handle
+  return AXL_SUCCESS;
+}
+
+}  // namespace axl::cpu

@@ -1,0 +1,96 @@
+/* Kernels for the cpu backend's tests and examples, built into
+ * libaxl_test_cpu_kernels.so. Each follows axl/cpu_kernel.h: called once per
+ * block, looping over the block's threads itself. Element kernels stride by
+ * the whole grid, so any grid size covers any n. */
+#include <stdint.h>
+
+#include "axl/cpu_kernel.h"
+
+static uint64_t block_threads(const axl_cpu_kernel_ctx* c) {
+  return (uint64_t)c->block[0] * c->block[1] * c->block[2];
+}
+
+static uint64_t grid_blocks(const axl_cpu_kernel_ctx* c) {
+  return (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
+}
+
+/* x fastest, then y, then z: the same order the backend counts blocks in. */
+static uint64_t linear_block(const axl_cpu_kernel_ctx* c) {
+  return c->block_idx[0] +
+         (uint64_t)c->grid[0] * (c->block_idx[1] + (uint64_t)c->grid[1] * c->block_idx[2]);
+}
+
+/* y[i] = alpha * x[i] + y[i] for i < n. */
+AXL_CPU_KERNEL void saxpy(const axl_cpu_kernel_ctx* c, void* const* a) {
+  const float alpha = *(const float*)a[0];
+  const float* x = *(const float* const*)a[1];
+  float* y = *(float* const*)a[2];
+  const uint32_t n = *(const uint32_t*)a[3];
+  const uint64_t threads = block_threads(c);
+  const uint64_t stride = threads * grid_blocks(c);
+  for (uint64_t base = linear_block(c) * threads; base < n; base += stride) {
+    const uint64_t end = base + threads < n ? base + threads : n;
+    for (uint64_t i = base; i < end; ++i) y[i] = alpha * x[i] + y[i];
+  }
+}
+
+/* c[i] = a[i] + b[i] for i < n. */
+AXL_CPU_KERNEL void vector_add_f32(const axl_cpu_kernel_ctx* c, void* const* a) {
+  const float* x = *(const float* const*)a[0];
+  const float* y = *(const float* const*)a[1];
+  float* out = *(float* const*)a[2];
+  const uint32_t n = *(const uint32_t*)a[3];
+  const uint64_t threads = block_threads(c);
+  const uint64_t stride = threads * grid_blocks(c);
+  for (uint64_t base = linear_block(c) * threads; base < n; base += stride) {
+    const uint64_t end = base + threads < n ? base + threads : n;
+    for (uint64_t i = base; i < end; ++i) out[i] = x[i] + y[i];
+  }
+}
+
+/* data[i] += 1 for i < n. */
+AXL_CPU_KERNEL void increment_u32(const axl_cpu_kernel_ctx* c, void* const* a) {
+  uint32_t* data = *(uint32_t* const*)a[0];
+  const uint32_t n = *(const uint32_t*)a[1];
+  const uint64_t threads = block_threads(c);
+  const uint64_t stride = threads * grid_blocks(c);
+  for (uint64_t base = linear_block(c) * threads; base < n; base += stride) {
+    const uint64_t end = base + threads < n ? base + threads : n;
+    for (uint64_t i = base; i < end; ++i) data[i] += 1;
+  }
+}
+
+/* out[b] = b for the linear id b of every block: shows that each block ran
+ * and saw its own coordinates. */
+AXL_CPU_KERNEL void write_block_index(const axl_cpu_kernel_ctx* c, void* const* a) {
+  uint32_t* out = *(uint32_t* const*)a[0];
+  const uint64_t b = linear_block(c);
+  out[b] = (uint32_t)b;
+}
+
+/* counts[b] += 1 for the linear id b of every block: each block owns its
+ * slot, so after one launch every count is exactly 1 unless a block ran
+ * twice or not at all. */
+AXL_CPU_KERNEL void count_block_runs(const axl_cpu_kernel_ctx* c, void* const* a) {
+  uint32_t* counts = *(uint32_t* const*)a[0];
+  counts[linear_block(c)] += 1;
+}
+
+/* Per block: thread t stores (block id + t) into shared memory, then the
+ * block reduces it: out[b] = sum over t of (b + t). Writes 0xFFFFFFFF when
+ * the scratch is missing, too small or not 64-byte aligned. */
+AXL_CPU_KERNEL void use_shared(const axl_cpu_kernel_ctx* c, void* const* a) {
+  uint32_t* out = *(uint32_t* const*)a[0];
+  const uint64_t b = linear_block(c);
+  const uint64_t threads = block_threads(c);
+  uint32_t* shared = (uint32_t*)c->shared_mem;
+  if (shared == 0 || ((uintptr_t)shared % 64) != 0 ||
+      c->shared_mem_bytes < threads * sizeof(uint32_t)) {
+    out[b] = 0xFFFFFFFFu;
+    return;
+  }
+  for (uint64_t t = 0; t < threads; ++t) shared[t] = (uint32_t)(b + t);
+  uint32_t sum = 0;
+  for (uint64_t t = 0; t < threads; ++t) sum += shared[t];
+  out[b] = sum;
+}

@@ -1,0 +1,10 @@
+/* Compiled, never run: axl::plugin_api alone gives a backend or kernel
+ * author plugin.h, status.h and cpu_kernel.h. */
+#include <axl/cpu_kernel.h>
+#include <axl/plugin.h>
+#include <axl/status.h>
+
+AXL_CPU_KERNEL void consumer_noop_kernel(const axl_cpu_kernel_ctx* ctx, void* const* args) {
+  (void)ctx;
+  (void)args;
+}

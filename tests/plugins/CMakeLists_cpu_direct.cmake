@@ -1,0 +1,54 @@
+# axl_cpu_direct_test: drives libaxl_plugin_cpu.so through its C ABI alone,
+# with fake host services and no core, so the backend can be tested (and
+# debugged) in isolation. Meant to be include()d from tests/CMakeLists.txt.
+#
+# Needs the targets axl_plugin_cpu and axl_test_cpu_kernels. The latter comes
+# from tests/data; if nothing added that directory yet, it is added here.
+if(NOT TARGET axl_test_cpu_kernels)
+  add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/../data ${CMAKE_BINARY_DIR}/tests/data-cpu-direct)
+endif()
+
+# Catch2 main: the tree's shared one (axl_catch_main, tests/CMakeLists.txt)
+# when it exists; otherwise Catch2 v3's, or a v2 main compiled here (Debian
+# bookworm, this project's machines, only packages Catch2 2.13).
+if(TARGET axl_catch_main)
+  set(AXL_CPU_DIRECT_CATCH2 axl_catch_main)
+else()
+  if(NOT TARGET Catch2::Catch2WithMain AND NOT TARGET Catch2::Catch2)
+    find_package(Catch2 3 QUIET)
+    if(NOT Catch2_FOUND)
+      find_package(Catch2 2 REQUIRED)
+    endif()
+  endif()
+  if(TARGET Catch2::Catch2WithMain)
+    set(AXL_CPU_DIRECT_CATCH2 Catch2::Catch2WithMain)
+  else()
+    if(NOT TARGET axl_catch2_v2_main)
+      file(WRITE ${CMAKE_BINARY_DIR}/generated/axl_catch2_v2_main.cpp
+        "#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\n")
+      add_library(axl_catch2_v2_main STATIC ${CMAKE_BINARY_DIR}/generated/axl_catch2_v2_main.cpp)
+      target_link_libraries(axl_catch2_v2_main PUBLIC Catch2::Catch2)
+    endif()
+    set(AXL_CPU_DIRECT_CATCH2 axl_catch2_v2_main)
+  endif()
+endif()
+
+add_executable(axl_cpu_direct_test ${CMAKE_CURRENT_LIST_DIR}/cpu_direct_test.cpp)
+target_link_libraries(axl_cpu_direct_test PRIVATE
+  axl::plugin_api ${AXL_CPU_DIRECT_CATCH2} Threads::Threads ${CMAKE_DL_LIBS})
+target_compile_features(axl_cpu_direct_test PRIVATE cxx_std_20)
+# The plugin and the module are dlopen()ed by path, not linked.
+add_dependencies(axl_cpu_direct_test axl_plugin_cpu axl_test_cpu_kernels)
+target_compile_definitions(axl_cpu_direct_test PRIVATE
+  AXL_CPU_PLUGIN_PATH="$<TARGET_FILE:axl_plugin_cpu>"
+  AXL_TEST_CPU_KERNELS_PATH="$<TARGET_FILE:axl_test_cpu_kernels>")
+add_test(NAME axl_cpu_direct_test COMMAND axl_cpu_direct_test)
+# "threads": scripts/test.sh runs that label under TSan.
+set_tests_properties(axl_cpu_direct_test PROPERTIES TIMEOUT 300 LABELS "plugins;cpu;threads")
+
+# axl_plugin_common_test: unit tests of plugins/common itself (queue, event,
+# flag, thread pool), linked statically.
+add_executable(axl_plugin_common_test ${CMAKE_CURRENT_LIST_DIR}/plugin_common_test.cpp)
+target_link_libraries(axl_plugin_common_test PRIVATE axl_plugin_common ${AXL_CPU_DIRECT_CATCH2})
+add_test(NAME axl_plugin_common_test COMMAND axl_plugin_common_test)
+set_tests_properties(axl_plugin_common_test PROPERTIES TIMEOUT 120 LABELS "plugins;threads")

@@ -1,0 +1,135 @@
+// A core-less harness for the plugin tests: fake host services that record
+// what a plugin logs and reports, and helpers to dlopen a plugin and call its
+// negotiate the way the core does.
+#pragma once
+
+#if AXL_CATCH2_V2
+#include <catch2/catch.hpp>
+#else
+#include <catch2/catch_test_macros.hpp>
+#endif
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "axl/plugin.h"
+
+namespace axl_test {
+
+struct Report {
+  axl_status status;
+  int64_t native_code;
+  std::string native_name;  // "" for NULL
+  std::string message;
+};
+
+struct FakeHost {
+  axl_host_services services{};
+  std::vector<std::string> logs;
+  std::vector<Report> reports;
+
+  FakeHost() {
+    services.struct_size = sizeof(axl_host_services);
+    services.ctx = this;
+    services.log = [](void* ctx, int32_t, const char* message) {
+      static_cast<FakeHost*>(ctx)->logs.emplace_back(message ? message : "(null)");
+    };
+    services.report_error = [](void* ctx, axl_status status, int64_t native_code,
+                               const char* native_name, const char* message) {
+      static_cast<FakeHost*>(ctx)->reports.push_back(
+          {status, native_code, native_name ? native_name : "",
+           message ? message : "(null)"});
+    };
+    services.trace_record = [](void*, const axl_trace_record*) {};
+  }
+  FakeHost(const FakeHost&) = delete;
+  FakeHost& operator=(const FakeHost&) = delete;
+};
+
+// A plugin keeps the host pointer for the life of the process (plugin.h), so
+// hosts are never destroyed; a deque keeps their addresses stable.
+inline FakeHost& new_host() {
+  static std::deque<FakeHost> hosts;
+  return hosts.emplace_back();
+}
+
+inline axl_negotiate_args make_args(const FakeHost& host,
+                                    uint32_t major = AXL_PLUGIN_ABI_MAJOR,
+                                    uint32_t minor = AXL_PLUGIN_ABI_MINOR) {
+  axl_negotiate_args a{};
+  a.struct_size = sizeof a;
+  a.core_abi_major = major;
+  a.core_abi_minor = minor;
+  a.host = &host.services;
+  return a;
+}
+
+inline std::string variant_path(const std::string& variant) {
+  return std::string(AXL_TEST_PLUGIN_DIR) + "/libaxl_plugin_t_" + variant + ".so";
+}
+
+// dlopen the way the core must (RTLD_NOW so a missing symbol fails here, not
+// at the first call). Plugins are never closed, as in the core.
+inline void* open_plugin(const std::string& path) {
+  return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+inline axl_plugin_negotiate_fn entry_of(void* dl) {
+  return reinterpret_cast<axl_plugin_negotiate_fn>(dlsym(dl, AXL_PLUGIN_ENTRY_SYMBOL));
+}
+
+// Opens `path`, requires the entry point, and returns it.
+inline axl_plugin_negotiate_fn load_entry(const std::string& path) {
+  void* dl = open_plugin(path);
+  INFO(path << ": " << (dl ? "" : dlerror()));
+  REQUIRE(dl != nullptr);
+  axl_plugin_negotiate_fn fn = entry_of(dl);
+  REQUIRE(fn != nullptr);
+  return fn;
+}
+
+struct Slot {
+  const char* name;
+  size_t offset;
+};
+
+// The slots plugin.h marks REQUIRED in ABI 1.0.
+#define AXL_TEST_SLOT(s) Slot{#s, offsetof(axl_plugin_table, s)}
+inline const std::vector<Slot>& required_slots_1_0() {
+  static const std::vector<Slot> slots = {
+      AXL_TEST_SLOT(backend_init),       AXL_TEST_SLOT(backend_shutdown),
+      AXL_TEST_SLOT(backend_device_count), AXL_TEST_SLOT(device_get),
+      AXL_TEST_SLOT(device_get_properties), AXL_TEST_SLOT(memory_alloc),
+      AXL_TEST_SLOT(memory_free),        AXL_TEST_SLOT(queue_create),
+      AXL_TEST_SLOT(queue_destroy),      AXL_TEST_SLOT(queue_synchronize),
+      AXL_TEST_SLOT(queue_copy_htod),    AXL_TEST_SLOT(queue_copy_dtoh),
+      AXL_TEST_SLOT(queue_copy_dtod),    AXL_TEST_SLOT(queue_record_event),
+      AXL_TEST_SLOT(queue_wait_event),   AXL_TEST_SLOT(event_create),
+      AXL_TEST_SLOT(event_destroy),      AXL_TEST_SLOT(event_synchronize),
+      AXL_TEST_SLOT(event_query),
+  };
+  return slots;
+}
+#undef AXL_TEST_SLOT
+
+// True when the function pointer at `offset` in the table is non-NULL.
+inline bool slot_present(const axl_plugin_table* t, size_t offset) {
+  void (*fn)(void) = nullptr;
+  std::memcpy(&fn, reinterpret_cast<const char*>(t) + offset, sizeof fn);
+  return fn != nullptr;
+}
+
+// The names of the REQUIRED slots the table lacks, as the core must list them.
+inline std::vector<std::string> missing_required(const axl_plugin_table* t) {
+  std::vector<std::string> out;
+  for (const Slot& s : required_slots_1_0())
+    if (!slot_present(t, s.offset)) out.emplace_back(s.name);
+  return out;
+}
+
+}  // namespace axl_test
