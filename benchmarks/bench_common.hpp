@@ -5,6 +5,8 @@
 
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +34,86 @@ inline void check(axl_status s, const char* what) {
     die(std::string(what) + " failed: " + axl_status_name(s) + ": " + axl_last_error_message());
   }
 }
+
+// ---------------------------------------------------------------------------
+// Thread placement.
+//
+// Left to the scheduler, a benchmark thread that alternates with a queue
+// worker (one sleeps while the other runs) is moved onto and off the
+// worker's CPU by wake-affine placement every few tens of ms, and enqueue
+// costs jump between modes 2-4x apart. So the benchmarks place threads
+// themselves, identically on both sides of every comparison: queue workers
+// are created while the creating thread is pinned to the "worker CPU" (the
+// second usable CPU) and inherit it; the benchmark thread is then pinned,
+// per measurement, either to the first usable CPU (Split: as an application
+// thread and its queue's worker run in real use) or to the worker CPU too
+// (Same: no cache-line transfer between cores at all, the lower bound).
+// With one usable CPU both mean that CPU. AXL_BENCH_PLACEMENT=none turns
+// all pinning off (for experiments).
+//
+// Even pinned, two vCPUs of a VM can sit closer or farther apart on the host
+// over time; a cross-core cache-line transfer then costs more for a while
+// (seen here: whole repetitions 2-4x slower in Split). Interleaved
+// repetitions and medians keep such periods from deciding a result.
+// ---------------------------------------------------------------------------
+enum class Placement { kSplit, kSame };
+
+inline const char* placement_name(Placement p) { return p == Placement::kSplit ? "split" : "same"; }
+
+inline bool pinning_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("AXL_BENCH_PLACEMENT");
+    return !(e && std::string(e) == "none");
+  }();
+  return on;
+}
+
+// The CPUs this process may use, in order.
+inline std::vector<int> usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) out.push_back(c);
+  }
+  return out;
+}
+
+inline void pin_this_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0)
+    die("cannot pin a thread to CPU " + std::to_string(cpu));
+}
+
+// Construct it before creating any queue (its workers then start on the
+// worker CPU); call place_main() before each measurement.
+class ThreadPlacement {
+ public:
+  ThreadPlacement() {
+    const std::vector<int> cpus = usable_cpus();
+    if (!pinning_enabled() || cpus.empty()) return;
+    main_cpu_ = cpus[0];
+    worker_cpu_ = cpus.size() > 1 ? cpus[1] : cpus[0];
+    pin_this_thread(worker_cpu_);
+  }
+  void place_main(Placement p) const {
+    if (main_cpu_ >= 0) pin_this_thread(p == Placement::kSplit ? main_cpu_ : worker_cpu_);
+  }
+  int worker_cpu() const { return worker_cpu_; }  // -1: pinning off
+  std::string describe() const {
+    if (main_cpu_ < 0) return "pinning off";
+    return "queue workers on CPU " + std::to_string(worker_cpu_) +
+           ", benchmark thread on CPU " + std::to_string(main_cpu_) + " (split) or " +
+           std::to_string(worker_cpu_) + " (same)";
+  }
+
+ private:
+  int main_cpu_ = -1;
+  int worker_cpu_ = -1;
+};
 
 // ---------------------------------------------------------------------------
 // The cpu plugin without the core.

@@ -5,7 +5,9 @@
 // Both sides copy from the same source into the same destination (the cpu
 // buffer's host pointer), so alignment, page state and NUMA placement are
 // identical; both were written once before timing, so no page fault is
-// measured. Each copy is timed with steady_clock (the queue side from the
+// measured. The queue's worker and the benchmark thread are pinned to the
+// same CPU (bench_common.hpp, ThreadPlacement), so the same core does the
+// copying on both sides. Each copy is timed with steady_clock (the queue side from the
 // enqueue to the return of synchronize). The sides alternate in kReps
 // interleaved repetitions (ABBA); per side the figure is the median over
 // repetitions of each repetition's median copy. Prints:
@@ -25,11 +27,15 @@ using namespace axl_bench;
 using clock_type = std::chrono::steady_clock;
 
 constexpr uint64_t kBytes = 256ull << 20;
-constexpr int kReps = 6;
+constexpr int kReps = 8;
 constexpr int kItersPerRep = 8;
 constexpr double kTarget = 0.9;
 
 struct CopyFixture {
+  // The queue's worker and the benchmark thread (which runs the memcpy
+  // baseline) pinned to the same CPU: both copies run on the same core, and
+  // while the worker copies the benchmark thread sleeps in synchronize.
+  ThreadPlacement placement;
   axl_device_t dev = nullptr;
   axl_queue_t q = nullptr;
   axl_buffer_t buf = nullptr;
@@ -42,6 +48,7 @@ struct CopyFixture {
     check(axl_queue_create(dev, 0, &q), "axl_queue_create");
     check(axl_buffer_create(dev, kBytes, 0, &buf), "axl_buffer_create(256 MiB)");
     check(axl_buffer_host_pointer(buf, &dst), "axl_buffer_host_pointer");
+    placement.place_main(Placement::kSame);
     src = std::aligned_alloc(4096, kBytes);
     if (src == nullptr) die("cannot allocate the 256 MiB source");
     // Touch every page of both (and give the source non-zero content).
@@ -120,7 +127,8 @@ int main(int argc, char** argv) {
   const std::vector<double> a = per_rep_medians("copy_256MiB/axl_h", kReps);
   const std::vector<double> m = per_rep_medians("copy_256MiB/memcpy", kReps);
   std::printf("\n# 256 MiB host -> cpu buffer, GB/s (1e9 B/s; median over %d interleaved "
-              "repetitions of the per-repetition median copy; max in brackets)\n", kReps);
+              "repetitions of each repetition's median copy; max alongside); queue worker and "
+              "benchmark thread on CPU %d (-1: not pinned)\n", kReps, fx.placement.worker_cpu());
   if (a.empty() || m.empty()) {
     std::printf("RATIO copy_256MiB axl_h/memcpy = n/a (target >= %.1f): NOT MET (no samples; "
                 "filtered out?)\n", kTarget);

@@ -10,20 +10,21 @@
 //           queue_copy_htod; direct: queue_copy_htod).
 //
 // Method (identical on both sides): one benchmark iteration is a batch of
-// kBatch enqueues timed with steady_clock; then, outside the timed region,
-// the queue is synchronized, so every batch starts on a drained queue whose
-// worker has just finished, and the queue never holds more than kBatch
-// operations. The worker drains concurrently with the timed enqueues, as in
-// real use. Each batch gives one sample (ns per enqueue); a run's value is
-// the median of its batches, which discards batches hit by preemption.
+// batch_size() enqueues timed with steady_clock; then, outside the timed
+// region, the queue is synchronized, so every batch starts on a drained
+// queue and the queue never holds more than one batch. Each batch gives one
+// sample (ns per enqueue); a repetition's value is the median of its
+// batches, which discards batches hit by preemption. Where the worker and
+// the benchmark thread run and what the worker does during the batch is a
+// Config (below); thread placement is explained in bench_common.hpp.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "bench_common.hpp"
 
@@ -45,16 +46,31 @@ inline int batch_size() {
 // How the queue's worker spends the timed batch.
 enum class Mode {
   // Blocked in a host callback enqueued (untimed) just before the batch and
-  // released after it: the timed enqueues meet an idle, awake consumer, so
-  // they measure the submitting thread's own work, free of cache-line
-  // traffic with the worker and of futex wake-ups. Deterministic.
+  // released (untimed) after it: the timed enqueues never wake the worker
+  // and never contend with it, so they measure the submitting thread's own
+  // work.
   kGated,
   // Free: the worker drains while the batch is being enqueued, as in real
   // use; the figure then also holds the coherence traffic between the two
-  // threads, which depends on where the worker is (spinning, parked,
-  // running an operation) and is noisy on a 2-vCPU VM.
+  // threads, which depends on what the worker is doing (spinning, parked,
+  // running an operation) and on how far apart the two cores are.
   kConcurrent,
 };
+
+// The conditions of one measurement.
+struct Config {
+  const char* name;
+  Mode mode;
+  Placement where;
+};
+// Real use: the worker drains on its own core while the batch is enqueued.
+inline constexpr Config kConcurrentSplit{"concurrent_split", Mode::kConcurrent, Placement::kSplit};
+// The submitting thread's own work, worker on another core (the lines of the
+// queue's slots still move between the two caches once per lap).
+inline constexpr Config kGatedSplit{"gated_split", Mode::kGated, Placement::kSplit};
+// The submitting thread's own work with no cross-core traffic at all: the
+// most repeatable figure, and the lower bound.
+inline constexpr Config kGatedSame{"gated_same", Mode::kGated, Placement::kSame};
 
 // A host callback that holds the worker until released.
 struct Gate {
@@ -93,8 +109,11 @@ struct EnqueueFixture {
   axl_devaddr daddr = 0;
 
   static constexpr uint64_t kBufBytes = 4096;
+  ThreadPlacement placement;  // see bench_common.hpp
 
   EnqueueFixture() {
+    // Every worker thread (the core's default and benchmark queues, the
+    // direct queue) is created while this thread sits on the worker CPU.
     check(axl_init(), "axl_init");
     check(axl_device_get("cpu", 0, &dev), "axl_device_get(cpu, 0)");
     check(axl_queue_create(dev, 0, &q), "axl_queue_create");
@@ -109,6 +128,7 @@ struct EnqueueFixture {
                                          &dkernel),
                "device_get_test_kernel");
     direct->ok(t->memory_alloc(direct->device(), kBufBytes, &daddr), "memory_alloc");
+    placement.place_main(Placement::kSplit);
   }
 
   // ---- the four operations; each returns the enqueue's status -------------
@@ -173,8 +193,9 @@ struct EnqueueFixture {
 // in kGated mode each batch is bracketed by an untimed gate on the worker,
 // enqueued with `host_fn`.
 template <class Enqueue, class HostFn, class Sync>
-void run_batches(benchmark::State& state, const std::string& key, Mode mode, Enqueue&& enqueue,
-                 HostFn&& host_fn, Sync&& sync) {
+void run_batches(benchmark::State& state, const std::string& key, const ThreadPlacement& tp,
+                 Placement where, Mode mode, Enqueue&& enqueue, HostFn&& host_fn, Sync&& sync) {
+  tp.place_main(where);
   Gate gate;
   using clock = std::chrono::steady_clock;
   std::vector<double>& s = samples()[key];
@@ -204,6 +225,62 @@ void run_batches(benchmark::State& state, const std::string& key, Mode mode, Enq
   state.counters["p90"] = percentile(s, 0.90);
   state.counters["ns_per_enq_mean"] =
       state.iterations() ? total_ns / (static_cast<double>(state.iterations()) * n) : 0.0;
+}
+
+enum class Path { kAxl, kDirect };
+enum class Op { kLaunch, kCopy4 };
+
+inline const char* path_name(Path p) { return p == Path::kAxl ? "axl_h" : "direct"; }
+inline const char* op_name(Op o) { return o == Op::kLaunch ? "enqueue_launch" : "enqueue_copy4"; }
+
+// "<op>/<config>/<path>"; repetitions append "/rep:<r>".
+inline std::string series_name(Op op, const Config& c, Path path) {
+  return std::string(op_name(op)) + "/" + c.name + "/" + path_name(path);
+}
+
+inline EnqueueFixture*& fixture() {
+  static EnqueueFixture* fx = nullptr;
+  return fx;
+}
+
+// Registers repetition `rep` of one series: `batches` batches, fixed, so
+// that both sides of a comparison do exactly the same number of enqueues.
+inline void register_rep(Op op, const Config& c, Path path, int rep, int batches) {
+  const std::string key = series_name(op, c, path) + "/rep:" + std::to_string(rep);
+  benchmark::RegisterBenchmark(key.c_str(), [key, op, c, path](benchmark::State& st) {
+    EnqueueFixture& fx = *fixture();
+    const bool axl = path == Path::kAxl;
+    run_batches(
+        st, key, fx.placement, c.where, c.mode,
+        [&fx, op, axl] {
+          if (op == Op::kLaunch) return axl ? fx.axl_launch() : fx.direct_launch();
+          return axl ? fx.axl_copy4() : fx.direct_copy4();
+        },
+        [&fx, axl](void (*fn)(void*), void* p) {
+          return axl ? fx.axl_host_fn(fn, p) : fx.direct_host_fn(fn, p);
+        },
+        [&fx, axl] {
+          if (axl) fx.axl_sync(); else fx.direct_sync();
+        });
+  })->UseManualTime()->Iterations(batches);
+}
+
+// Registers `reps` repetitions of every (config, op) pair on both paths,
+// round-robin: repetition r of every series runs before repetition r + 1 of
+// any, and within a pair the order alternates (ABBA), so a slow period of
+// the machine lands on all series alike.
+inline void register_interleaved(const std::vector<Config>& configs, const std::vector<Op>& ops,
+                                 int reps, int batches) {
+  for (int r = 0; r < reps; ++r) {
+    for (const Config& c : configs) {
+      for (Op op : ops) {
+        const Path first = r % 2 == 0 ? Path::kAxl : Path::kDirect;
+        const Path second = r % 2 == 0 ? Path::kDirect : Path::kAxl;
+        register_rep(op, c, first, r, batches);
+        register_rep(op, c, second, r, batches);
+      }
+    }
+  }
 }
 
 }  // namespace axl_bench

@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
 # Builds Release and runs every benchmark; each prints its ratio against a
-# baseline measured in the same run.
+# baseline measured in the same run. The trace-hook comparison needs a second
+# build without the hook (-DAXL_NO_TRACE_HOOK=ON); trace_hook_compare.sh runs
+# bench_trace_hook from both. The RATIO lines are repeated at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DAXL_BUILD_TESTS=OFF >/dev/null
 cmake --build build-bench -j"$(nproc)"
 cmake -S . -B build-bench-notrace -DCMAKE_BUILD_TYPE=Release -DAXL_BUILD_TESTS=OFF -DAXL_NO_TRACE_HOOK=ON >/dev/null
-cmake --build build-bench-notrace -j"$(nproc)"
-for b in build-bench/bin/bench_*; do echo "== $b"; "$b"; done
+cmake --build build-bench-notrace -j"$(nproc)" --target bench_trace_hook
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+for b in build-bench/bin/bench_*; do
+  # bench_trace_hook only prints raw figures; the comparison below runs it.
+  [ "$(basename "$b")" = bench_trace_hook ] && continue
+  echo "== $b"
+  "$b" | tee -a "$log"
+done
+echo "== benchmarks/trace_hook_compare.sh build-bench build-bench-notrace"
+bash benchmarks/trace_hook_compare.sh build-bench build-bench-notrace | tee -a "$log"
+
+echo
+echo "== summary"
+grep '^RATIO ' "$log"

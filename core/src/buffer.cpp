@@ -8,6 +8,7 @@ Buffer::~Buffer() {
     release(base);
     return;
   }
+  if (!device) return;  // never completed: axl_buffer_create failed
   // Pending copies or launches may still touch the memory: let the queues
   // that used it finish first.
   // A queue is synchronised by its own backend: a copy across backends puts
@@ -56,10 +57,11 @@ AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes, u
                   "cannot allocate %llu bytes on %s:%u: the largest single allocation is %llu bytes",
                   (unsigned long long)size_bytes, d->label.c_str(), d->id,
                   (unsigned long long)d->props.max_single_alloc_bytes);
+    // The Buffer is built only once the memory exists: its destructor frees
+    // the memory and releases the device, neither of which a failed
+    // allocation may do (it would free address 0, overwrite the plugin's
+    // error detail, and drop a device reference never taken).
     auto b = std::make_unique<Buffer>();
-    b->device = d;
-    b->size = size_bytes;
-    b->pinned = pinned;
     if (pinned) {
       void* host = nullptr;
       if (axl_status s = AXL_CALL(d->backend, pinned_alloc, d->pdev, size_bytes, &host)) return s;
@@ -72,6 +74,9 @@ AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes, u
       // Only a host device's memory is host memory; nothing else is touched.
       if (d->props.is_host) b->host = reinterpret_cast<void*>(a);
     }
+    b->device = d;
+    b->size = size_bytes;
+    b->pinned = pinned;
     retain(d);
     *out = reinterpret_cast<axl_buffer_t>(b.release());
     return AXL_SUCCESS;

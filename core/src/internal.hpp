@@ -150,6 +150,10 @@ struct Backend {
 // ------------------------------------------------------------- registry --
 struct PluginRecord {
   std::string path, name, api, version, reason;
+  // Why backend_init failed; written once, under the registry lock. `reason`
+  // is never modified after discovery, so a string axl_plugin_get_record
+  // handed out stays intact while another thread initialises the backend.
+  std::string init_reason;
   uint32_t abi_major = 0, abi_minor = 0, flags = 0, device_count = 0;
   int32_t state = AXL_PLUGIN_STATE_SKIPPED;
   axl_status status = AXL_SUCCESS;

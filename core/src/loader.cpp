@@ -446,7 +446,7 @@ axl_status Backend::ensure_ready() {
         if (rec.backend == this) {
           rec.state = AXL_PLUGIN_STATE_UNAVAILABLE;
           rec.status = s;
-          rec.reason = reason;
+          if (rec.init_reason.empty()) rec.init_reason = reason;
         }
       return s;
     }
@@ -499,7 +499,7 @@ AXL_API axl_status axl_plugin_get_record(uint32_t index, axl_plugin_record* out)
     out->abi_minor = rec.abi_minor;
     out->state = rec.state;
     out->status = rec.status;
-    out->reason = rec.reason.c_str();
+    out->reason = rec.init_reason.empty() ? rec.reason.c_str() : rec.init_reason.c_str();
     out->device_count = rec.device_count;
     out->flags = rec.flags;
     return AXL_SUCCESS;

@@ -16,6 +16,7 @@ namespace {
 // most optional slots NULL), so cross-device and UNSUPPORTED paths are real.
 // Set before main: discovery reads the environment on the first axl call.
 const int kEnvReady = [] {
+  clear_axl_env();
   std::string list = std::string(AXL_CPU_PLUGIN_PATH) + "," + AXL_TEST_PLUGIN_DIR +
                      "/libaxl_plugin_t_good.so";
   setenv("AXL_PLUGINS", list.c_str(), 1);
@@ -407,6 +408,31 @@ TEST_CASE("over-release and use after release of handles", "[bad_input]") {
   axl_device_release(d2);
 }
 
+TEST_CASE("a failed allocation in the plugin leaves no half-made buffer", "[bad_input]") {
+  // Pinned memory skips the core's max_single_alloc check, so the plugin
+  // itself refuses: its detail must survive, and no reference, free or
+  // synchronize may follow for the buffer that never was.
+  axl_device_t d = nullptr;
+  REQUIRE(axl_device_get("cpu", 0, &d) == AXL_SUCCESS);
+  axl_buffer_t b = nullptr;
+  for (int i = 0; i < 3; ++i) {
+    require_status(axl_buffer_create(d, uint64_t(1) << 62, AXL_BUFFER_FLAG_PINNED, &b),
+                   AXL_ERROR_OUT_OF_HOST_MEMORY, {"cpu: cannot pin 4611686018427387904 bytes"});
+    axl_error_info e{};
+    e.struct_size = sizeof e;
+    REQUIRE(axl_last_error(&e) == AXL_SUCCESS);
+    CHECK(std::string(e.backend) == "cpu");
+    CHECK(b == nullptr);
+  }
+  // The device's reference count is intact: exactly one release is ours.
+  CHECK(axl_device_release(d) == AXL_SUCCESS);
+  require_status(axl_device_release(d), AXL_ERROR_INVALID_HANDLE, {"released more times"});
+  REQUIRE(axl_device_get("cpu", 0, &d) == AXL_SUCCESS);
+  CHECK(axl_buffer_create(d, 64, AXL_BUFFER_FLAG_PINNED, &b) == AXL_SUCCESS);
+  axl_buffer_release(b);
+  axl_device_release(d);
+}
+
 TEST_CASE("a queue keeps its device alive after the device handle is released", "[bad_input]") {
   axl_device_t d = nullptr;
   REQUIRE(axl_device_get("cpu", 0, &d) == AXL_SUCCESS);
@@ -611,6 +637,7 @@ TEST_CASE("device spec parsing table", "[bad_input][spec]") {
     KV kv(r.out);
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
+    CHECK_FALSE(sanitizer_report(r.err));
     CHECK(kv["devices.gpu"] == "0");
     CHECK(kv["spec.status"] == "AXL_SUCCESS");
     CHECK(kv["spec.count"] == "0");

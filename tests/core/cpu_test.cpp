@@ -16,6 +16,8 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::string kKernels = AXL_TEST_CPU_KERNELS_PATH;
+// Before main (discovery reads the environment on the first axl call).
+const bool kEnvClean = (clear_axl_env(), true);
 
 // Enqueues a C++ callable as a host callback; it deletes itself after running.
 void enqueue_fn(const axl::Queue& q, std::function<void()> f) {
@@ -281,12 +283,12 @@ TEST_CASE("cross-queue waits: wait_for and events", "[cpu][queue][event]") {
       a_done.store(1);
     });
     a.record(e);
-    // Work enqueued on `a` after the record is not waited for.
+    // Work enqueued on `a` after the record is not waited for: it stays
+    // behind a closed gate until b is done.
+    axl::Flag gate = dev.create_flag();
     std::atomic<int> late{0};
-    enqueue_fn(a, [&] {
-      std::this_thread::sleep_for(200ms);
-      late.store(1);
-    });
+    a.wait_flag(gate, 1);
+    enqueue_fn(a, [&] { late.store(1); });
     b.wait(e);
     std::atomic<int> b_saw_late{-1};
     enqueue_fn(b, [&] {
@@ -296,7 +298,9 @@ TEST_CASE("cross-queue waits: wait_for and events", "[cpu][queue][event]") {
     b.synchronize();
     CHECK(b_saw.load() == 1);
     CHECK(b_saw_late.load() == 0);
+    gate.signal(1);
     a.synchronize();
+    CHECK(late.load() == 1);
   }
   SECTION("a copy on b sees a's copy after the wait") {
     axl::Buffer buf = dev.allocate(1 << 20);
@@ -361,9 +365,12 @@ TEST_CASE("completion flags: wait_flag blocks the queue, write_flag stores", "[c
   CHECK(ran.load() == 1);
 
   axl::Flag w = dev.create_flag();
-  enqueue_fn(q, [] { std::this_thread::sleep_for(30ms); });
+  axl::Flag gate = dev.create_flag();
+  q.wait_flag(gate, 1);
   q.write_flag(w, 7);
-  CHECK(w.load() == 0);  // the callback before it is still sleeping
+  std::this_thread::sleep_for(20ms);
+  CHECK(w.load() == 0);  // the write is behind the closed gate
+  gate.signal(1);
   q.synchronize();
   CHECK(w.load() == 7);
   w.reset();

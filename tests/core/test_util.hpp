@@ -33,6 +33,17 @@ namespace axltest {
 
 namespace fs = std::filesystem;
 
+// Removes every AXL_* variable from this process's environment. In-process
+// tests call it before the first axl call (discovery reads the environment
+// once), so a developer's AXL_PLUGINS or AXL_VIRTUAL_DEVICES cannot change
+// what they see.
+inline void clear_axl_env() {
+  std::vector<std::string> names;
+  for (char** e = environ; *e; ++e)
+    if (strncmp(*e, "AXL_", 4) == 0) names.emplace_back(*e, strcspn(*e, "="));
+  for (auto& n : names) unsetenv(n.c_str());
+}
+
 // ------------------------------------------------------------- temp folders --
 class TempDir {
  public:
@@ -132,6 +143,13 @@ inline RunResult run(const std::vector<std::string>& argv,
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
+}
+
+// A sanitizer report in a child's stderr (a forked grandchild that _exits
+// keeps exit status 0 even after a report, so the text is checked too).
+inline bool sanitizer_report(const std::string& err) {
+  return err.find("Sanitizer") != std::string::npos ||
+         err.find("runtime error:") != std::string::npos;
 }
 
 // ------------------------------------------------------------ probe output --

@@ -5,6 +5,7 @@
 // exactly. Meant to pass under ThreadSanitizer.
 #include <atomic>
 #include <barrier>
+#include <set>
 #include <thread>
 
 #include "test_util.hpp"
@@ -14,6 +15,25 @@ using namespace axltest;
 namespace {
 
 const std::string kKernels = AXL_TEST_CPU_KERNELS_PATH;
+const std::string kUnavailable =
+    std::string(AXL_TEST_PLUGIN_DIR) + "/libaxl_plugin_t_init_unavailable.so";
+
+// Besides the cpu, this process loads t_init_unavailable (a backend whose
+// backend_init fails), so a plugin record changes while threads read it.
+// Set before main: discovery reads the environment on the first axl call.
+// (The folder is removed at exit; the loaded plugin stays mapped.)
+TempDir& plugin_dir() {
+  static TempDir d;
+  static const bool ready = [] {
+    clear_axl_env();
+    d.add(kUnavailable);
+    setenv("AXL_PLUGIN_PATH", d.str().c_str(), 1);
+    return true;
+  }();
+  (void)ready;
+  return d;
+}
+const bool kEnvReady = (plugin_dir(), true);
 
 struct Counter {
   uint64_t value = 0;  // touched only by host callbacks, read after synchronize
@@ -23,7 +43,7 @@ void bump(void* p) { ++static_cast<Counter*>(p)->value; }
 
 // Keeps enumerating devices and reading plugin records until `stop`.
 void observer(std::atomic<bool>& stop, std::atomic<uint64_t>& rounds, std::atomic<int>& errors) {
-  while (!stop.load()) {
+  do {
     try {
       uint32_t n = axl::Device::count();
       uint32_t ncpu = axl::Device::count("cpu");
@@ -58,10 +78,73 @@ void observer(std::atomic<bool>& stop, std::atomic<uint64_t>& rounds, std::atomi
     } catch (...) {
       errors.fetch_add(1);
     }
-  }
+  } while (!stop.load());
 }
 
 }  // namespace
+
+// Runs first (declaration order): the backend must not have been touched.
+TEST_CASE("plugin records stay readable while a backend's initialisation fails",
+          "[threads]") {
+  REQUIRE(kEnvReady);
+  uint32_t np = 0;
+  REQUIRE(axl_plugin_count(&np) == AXL_SUCCESS);
+  int32_t index = -1;
+  for (uint32_t i = 0; i < np; ++i) {
+    axl_plugin_record r{};
+    r.struct_size = sizeof r;
+    REQUIRE(axl_plugin_get_record(i, &r) == AXL_SUCCESS);
+    if (std::string(r.name) == "t_init_unavailable") {
+      index = int32_t(i);
+      // Only meaningful before the first device request (run this case first).
+      REQUIRE(r.state == AXL_PLUGIN_STATE_LOADED);
+      REQUIRE(std::string(r.reason).empty());
+    }
+  }
+  REQUIRE(index >= 0);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::vector<std::set<std::string>> seen(4);
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t)
+    readers.emplace_back([&, t] {
+      do {
+        axl_plugin_record r{};
+        r.struct_size = sizeof r;
+        if (axl_plugin_get_record(uint32_t(index), &r) == AXL_SUCCESS) {
+          seen[t].insert(std::string(r.reason) + "|" + std::to_string(r.state));
+          reads.fetch_add(1);
+        }
+      } while (!stop.load());
+    });
+  while (reads.load() < 100) std::this_thread::yield();
+  // Requesting its device runs backend_init, which fails.
+  uint32_t ngpu = 0;
+  REQUIRE(axl_device_count("gpu", &ngpu) == AXL_SUCCESS);
+  REQUIRE(ngpu == 1);
+  axl_device_t d = nullptr;
+  CHECK(axl_device_get("gpu", 0, &d) == AXL_ERROR_BACKEND_UNAVAILABLE);
+  int after = reads.load();
+  while (reads.load() < after + 100) std::this_thread::yield();
+  stop.store(true);
+  for (auto& th : readers) th.join();
+
+  axl_plugin_record r{};
+  r.struct_size = sizeof r;
+  REQUIRE(axl_plugin_get_record(uint32_t(index), &r) == AXL_SUCCESS);
+  CHECK(r.state == AXL_PLUGIN_STATE_UNAVAILABLE);
+  const std::string final_reason = r.reason;
+  CHECK_THAT(final_reason, Catch::Contains("no device: fake driver"));
+  // Every read saw either the record before or after, never a torn string.
+  const std::string before = "|" + std::to_string(AXL_PLUGIN_STATE_LOADED);
+  const std::string after_s = final_reason + "|" + std::to_string(AXL_PLUGIN_STATE_UNAVAILABLE);
+  for (auto& set : seen)
+    for (auto& v : set) {
+      INFO(v);
+      CHECK((v == before || v == after_s || v == final_reason + before));
+    }
+}
 
 TEST_CASE("16 threads enqueue on shared and private queues while another enumerates",
           "[threads]") {
@@ -80,6 +163,8 @@ TEST_CASE("16 threads enqueue on shared and private queues while another enumera
   std::atomic<uint64_t> rounds{0};
   std::atomic<int> observer_errors{0};
   std::thread obs(observer, std::ref(stop), std::ref(rounds), std::ref(observer_errors));
+  // The observer is running before the workers start, so the two overlap.
+  while (rounds.load() == 0) std::this_thread::yield();
 
   std::barrier start(kThreads);
   std::vector<std::thread> threads;
@@ -139,7 +224,7 @@ TEST_CASE("16 threads enqueue on shared and private queues while another enumera
   INFO(all);
   REQUIRE(failures.load() == 0);
   CHECK(observer_errors.load() == 0);
-  CHECK(rounds.load() > 0);
+  CHECK(rounds.load() > 1);
   // kIters launches plus one per side queue (it = 0, 10, 20, 30).
   const uint32_t increments = kIters + 4;
   for (int t = 0; t < kThreads; ++t) {
@@ -225,14 +310,21 @@ TEST_CASE("concurrent launch traces do not lose or reorder a queue's entries", "
   auto trace = axl::take_launch_trace();
   REQUIRE(trace.size() == size_t(kThreads * kOps));
   std::map<uint32_t, std::vector<uint64_t>> per_stream;
-  std::map<uint32_t, uint32_t> stream_thread;
+  std::map<uint32_t, std::set<uint32_t>> stream_threads;  // fill values = thread ids
   for (size_t i = 0; i < trace.size(); ++i) {
     const auto& e = trace[i].raw;
     CHECK(e.sequence == i);
+    CHECK(e.stream_index < uint32_t(kThreads));
     per_stream[e.stream_index].push_back(e.memset_byte_size);
-    stream_thread[e.stream_index] = e.memset_value;
+    stream_threads[e.stream_index].insert(e.memset_value);
   }
   CHECK(per_stream.size() == size_t(kThreads));
+  std::set<uint32_t> owners;
+  for (auto& [s, ts] : stream_threads) {
+    CHECK(ts.size() == 1);  // one queue, one thread
+    owners.insert(*ts.begin());
+  }
+  CHECK(owners.size() == size_t(kThreads));
   for (auto& [s, sizes] : per_stream) {
     INFO("stream " << s);
     REQUIRE(sizes.size() == size_t(kOps));

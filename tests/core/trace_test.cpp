@@ -8,6 +8,8 @@ using namespace axltest;
 
 namespace {
 
+// Before main (discovery reads the environment on the first axl call).
+const bool kEnvClean = (clear_axl_env(), true);
 struct Fixture {
   axl::Device dev = axl::Device::cpu();
   axl::Queue q1 = dev.create_queue();
@@ -15,6 +17,7 @@ struct Fixture {
   axl::Kernel inc = dev.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
   axl::Buffer a = dev.allocate(4096);
   axl::Buffer b = dev.allocate(4096);
+  axl::Buffer c = dev.allocate(4096);  // q2's source: the queues share no buffer
   std::vector<unsigned char> host = std::vector<unsigned char>(4096, 1);
 
   // Seven operations over two queues; `k` scales the sizes.
@@ -22,7 +25,7 @@ struct Fixture {
     const uint32_t n = 100 * k;
     q1.copy_from_host(a, host.data(), 100 * k);               // 0: HTOD on q1
     q1.copy_to_host(host.data(), a, 37 * k, 3);               // 1: DTOH on q1
-    q2.copy(b, 0, a, 0, 64 * k);                              // 2: DTOD on q2
+    q2.copy(b, 0, c, 0, 64 * k);                              // 2: DTOD on q2
     q1.fill(a, 0xAB, 1, 0, 16 * k);                           // 3: memset on q1
     q2.fill(b, 0xBEEF, 2, 0, 32 * k);                         // 4: memset on q2
     q1.launch(inc, {3, 2, 1}, {4, 1, 1}, {axl::Arg::buffer(a), axl::Arg::scalar(n)});  // 5

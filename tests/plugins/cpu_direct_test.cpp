@@ -344,14 +344,16 @@ TEST_CASE("negotiate returns the cpu backend's info and a complete table", "[cpu
   CHECK(null_slots == 1);
   CHECK(p.table->device_enable_peer_access == nullptr);
 
-  // A core of another major is refused, naming both versions.
+  // A core of another major is refused without touching its host services
+  // (their layout belongs to that major): the core explains the mismatch.
   auto negotiate = reinterpret_cast<axl_plugin_negotiate_fn>(dlsym(p.so, AXL_PLUGIN_ENTRY_SYMBOL));
   axl_negotiate_args bad{};
   bad.struct_size = sizeof bad;
   bad.core_abi_major = AXL_PLUGIN_ABI_MAJOR + 1;
   bad.host = &g_services;
+  t_last_error = {};
   CHECK(negotiate(&bad) == AXL_ERROR_VERSION_MISMATCH);
-  CHECK(contains(t_last_error.message, "major 2"));
+  CHECK(t_last_error.message.empty());
   CHECK(bad.table == nullptr);
   // Nothing else is exported: dlsym of an internal name fails.
   CHECK(dlsym(p.so, "_ZN3axl3cpu7backendEv") == nullptr);

@@ -49,18 +49,19 @@ void HostServices::trace(const axl_trace_record& record) const noexcept {
 axl_status negotiate(axl_negotiate_args* args, HostServices& host, const axl_plugin_info* info,
                      const axl_plugin_table* table) noexcept {
   if (args == nullptr) return AXL_ERROR_INVALID_ARGUMENT;
+  // The major is checked before anything else is read or kept: under another
+  // major the host services' layout is not ours to use (docs/abi.md, rule 1),
+  // so the core explains the mismatch itself.
+  if (args->struct_size < offsetof(axl_negotiate_args, core_abi_major) + sizeof(uint32_t) ||
+      args->core_abi_major != AXL_PLUGIN_ABI_MAJOR) {
+    return AXL_ERROR_VERSION_MISMATCH;
+  }
   // Every field up to `table` is read or written below; a shorter struct
   // comes from a core that cannot speak this ABI at all.
   if (args->struct_size < offsetof(axl_negotiate_args, table) + sizeof(args->table)) {
     return AXL_ERROR_INVALID_ARGUMENT;
   }
   host.attach(args->host);
-  if (args->core_abi_major != AXL_PLUGIN_ABI_MAJOR) {
-    return host.report(AXL_ERROR_VERSION_MISMATCH,
-                       str("plugin '", info->name, "' speaks plugin ABI ", AXL_PLUGIN_ABI_MAJOR,
-                           ".", AXL_PLUGIN_ABI_MINOR, " but the core speaks major ",
-                           args->core_abi_major));
-  }
   args->plugin_abi_minor = std::min<uint32_t>(args->core_abi_minor, AXL_PLUGIN_ABI_MINOR);
   args->info = info;
   args->table = table;

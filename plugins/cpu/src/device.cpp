@@ -59,11 +59,11 @@ axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept {
   return guarded("device_get", [&]() -> axl_status {
     Backend& b = backend();
     if (out_device == nullptr) {
-      return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "cpu: device_get: out_device is NULL");
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "device_get: out_device is NULL");
     }
     if (index != 0) {
       return b.host.report(AXL_ERROR_OUT_OF_RANGE,
-                           common::str("cpu: device index ", index,
+                           common::str("device index ", index,
                                        " is out of range; the cpu backend has 1 device (index 0)"));
     }
     *out_device = reinterpret_cast<axl_pdevice>(&b.device);
@@ -76,7 +76,7 @@ axl_status device_get_properties(axl_pdevice device, axl_device_properties* prop
     Backend& b = backend();
     if (props == nullptr || props->struct_size < sizeof(props->struct_size)) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "cpu: device_get_properties: props is NULL or its struct_size is "
+                           "device_get_properties: props is NULL or its struct_size is "
                            "smaller than the struct_size field itself");
     }
     Device* d = from(device);
@@ -94,7 +94,7 @@ axl_status device_get_properties(axl_pdevice device, axl_device_properties* prop
 axl_status device_get_memory_info(axl_pdevice, uint64_t* out_free, uint64_t* out_total) noexcept {
   if (out_free == nullptr || out_total == nullptr) {
     return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
-                                 "cpu: device_get_memory_info: an output pointer is NULL");
+                                 "device_get_memory_info: an output pointer is NULL");
   }
   *out_total = total_memory_bytes();
   *out_free = std::min(available_memory_bytes(), *out_total);
@@ -104,7 +104,7 @@ axl_status device_get_memory_info(axl_pdevice, uint64_t* out_free, uint64_t* out
 axl_status device_can_access_peer(axl_pdevice, axl_pdevice, uint8_t* out) noexcept {
   if (out == nullptr) {
     return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
-                                 "cpu: device_can_access_peer: out is NULL");
+                                 "device_can_access_peer: out is NULL");
   }
   // The only pair is the device with itself, which MAX's rule answers 0.
   *out = 0;

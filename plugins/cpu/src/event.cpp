@@ -16,11 +16,11 @@ axl_status event_create(axl_pdevice, uint32_t flags, axl_pevent* out_event) noex
   return guarded("event_create", [&]() -> axl_status {
     Backend& b = backend();
     if (out_event == nullptr) {
-      return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "cpu: event_create: out_event is NULL");
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "event_create: out_event is NULL");
     }
     if ((flags & ~static_cast<uint32_t>(AXL_EVENT_FLAG_TIMING)) != 0) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           common::str("cpu: event_create: unknown event flags 0x", std::hex,
+                           common::str("event_create: unknown event flags 0x", std::hex,
                                        flags, " (known: AXL_EVENT_FLAG_TIMING = 0x1)"));
     }
     *out_event = reinterpret_cast<axl_pevent>(new common::Event());
@@ -49,16 +49,16 @@ axl_status event_elapsed_ms(axl_pevent start, axl_pevent end, float* out_ms) noe
   const common::Event* s = from_event(start);
   const common::Event* e = from_event(end);
   if (out_ms == nullptr) {
-    return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "cpu: event_elapsed_ms: out_ms is NULL");
+    return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: out_ms is NULL");
   }
   // The core checks this too; the plugin's own state is the final word.
   if (!s->has_timestamp()) {
     return b.host.report(AXL_ERROR_INVALID_STATE,
-                         "cpu: event_elapsed_ms: the start event has not completed a record");
+                         "event_elapsed_ms: the start event has not completed a record");
   }
   if (!e->has_timestamp()) {
     return b.host.report(AXL_ERROR_INVALID_STATE,
-                         "cpu: event_elapsed_ms: the end event has not completed a record");
+                         "event_elapsed_ms: the end event has not completed a record");
   }
   *out_ms = common::Event::elapsed_ms(*s, *e);
   return AXL_SUCCESS;

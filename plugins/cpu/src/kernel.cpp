@@ -193,14 +193,14 @@ axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
   const common::HostServices& host = backend().host;
   if (config == nullptr || config->struct_size < sizeof(axl_launch_config)) {
     return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("cpu: launch of '", k.name,
+                       common::str("launch of '", k.name,
                                    "': config is NULL or its struct_size is too small"));
   }
   static const char* const kAxis = "xyz";
   for (int d = 0; d < 3; ++d) {
     if (config->grid[d] == 0 || config->block[d] == 0) {
       return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("cpu: launch of '", k.name, "': ",
+                         common::str("launch of '", k.name, "': ",
                                      config->grid[d] == 0 ? "grid" : "block", ".", kAxis[d],
                                      " is 0; every grid and block dimension must be >= 1"));
     }
@@ -209,56 +209,56 @@ axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
   if (__builtin_mul_overflow(uint64_t{config->grid[0]}, uint64_t{config->grid[1]}, &gxy) ||
       __builtin_mul_overflow(gxy, uint64_t{config->grid[2]}, &blocks)) {
     return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("cpu: launch of '", k.name, "': grid ", config->grid[0], "x",
+                       common::str("launch of '", k.name, "': grid ", config->grid[0], "x",
                                    config->grid[1], "x", config->grid[2],
                                    " has more than 2^64 blocks"));
   }
   if (config->shared_mem_bytes > kMaxSharedMemBytes) {
     return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("cpu: launch of '", k.name, "': shared_mem_bytes = ",
+                       common::str("launch of '", k.name, "': shared_mem_bytes = ",
                                    config->shared_mem_bytes, " exceeds the cpu backend's limit of ",
                                    kMaxSharedMemBytes, " bytes per block"));
   }
   if (num_args > kMaxArgs) {
     return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("cpu: launch of '", k.name, "': ", num_args,
+                       common::str("launch of '", k.name, "': ", num_args,
                                    " arguments; the limit is ", kMaxArgs));
   }
   if (num_args != 0 && args == nullptr) {
     return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("cpu: launch of '", k.name, "': num_args is ", num_args,
+                       common::str("launch of '", k.name, "': num_args is ", num_args,
                                    " but args is NULL"));
   }
   if (k.param_count >= 0 && num_args != static_cast<uint32_t>(k.param_count)) {
     return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("cpu: kernel '", k.name, "' takes ", k.param_count,
+                       common::str("kernel '", k.name, "' takes ", k.param_count,
                                    " arguments, got ", num_args));
   }
   for (uint32_t i = 0; i < num_args; ++i) {
     const axl_kernel_arg& a = args[i];
     if (a.kind != AXL_ARG_DEVADDR && a.kind != AXL_ARG_SCALAR) {
       return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("cpu: launch of '", k.name, "': argument ", i, " has kind ",
+                         common::str("launch of '", k.name, "': argument ", i, " has kind ",
                                      a.kind, "; expected AXL_ARG_DEVADDR (0) or AXL_ARG_SCALAR (1)"));
     }
     if (a.kind == AXL_ARG_DEVADDR && a.size != sizeof(axl_devaddr)) {
       return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("cpu: launch of '", k.name, "': argument ", i,
+                         common::str("launch of '", k.name, "': argument ", i,
                                      " is a DEVADDR of size ", a.size, "; expected 8"));
     }
     if (a.size > kMaxScalarBytes) {
       return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("cpu: launch of '", k.name, "': argument ", i, " has ",
+                         common::str("launch of '", k.name, "': argument ", i, " has ",
                                      a.size, " bytes; the limit is ", kMaxScalarBytes));
     }
     if (a.size != 0 && a.value == nullptr) {
       return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("cpu: launch of '", k.name, "': argument ", i,
+                         common::str("launch of '", k.name, "': argument ", i,
                                      " has size ", a.size, " but value is NULL"));
     }
     if (k.param_count >= 0 && (a.kind != k.params[i].kind || a.size != k.params[i].size)) {
       return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("cpu: kernel '", k.name, "' argument ", i, " must be ",
+                         common::str("kernel '", k.name, "' argument ", i, " must be ",
                                      kind_name(k.params[i].kind), " of ", k.params[i].size,
                                      " bytes, got ", kind_name(a.kind), " of ", a.size,
                                      " bytes"));
@@ -299,7 +299,7 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
     op.args.assign(args, num_args);
     const axl_status s = q->work.enqueue(common::OpInfo{common::OpKind::kLaunch, 0}, std::move(op));
     if (s != AXL_SUCCESS) {
-      return b.host.report(s, common::str("cpu: cannot launch '", k.name,
+      return b.host.report(s, common::str("cannot launch '", k.name,
                                           "': the queue was stopped by backend_shutdown"));
     }
     if (b.tracer.enabled()) {
@@ -315,7 +315,7 @@ axl_status device_get_test_kernel(axl_pdevice, int32_t which, axl_pkernel* out_k
     Backend& b = backend();
     if (out_kernel == nullptr) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "cpu: device_get_test_kernel: out_kernel is NULL");
+                           "device_get_test_kernel: out_kernel is NULL");
     }
     switch (which) {
       case AXL_TEST_KERNEL_INCREMENT_U32:
@@ -326,7 +326,7 @@ axl_status device_get_test_kernel(axl_pdevice, int32_t which, axl_pkernel* out_k
         return AXL_SUCCESS;
       default:
         return b.host.report(AXL_ERROR_NOT_FOUND,
-                             common::str("cpu: no test kernel ", which,
+                             common::str("no test kernel ", which,
                                          " (known: 0 = INCREMENT_U32, 1 = FILL_U32)"));
     }
   });

@@ -31,7 +31,7 @@ axl_status memory_alloc(axl_pdevice, uint64_t bytes, axl_devaddr* out_address) n
     Backend& b = backend();
     if (out_address == nullptr || bytes == 0) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           common::str("cpu: memory_alloc: need bytes > 0 and a non-NULL "
+                           common::str("memory_alloc: need bytes > 0 and a non-NULL "
                                        "out_address (bytes = ", bytes, ")"));
     }
     // With overcommit, malloc of more than the machine has can "succeed" and
@@ -40,7 +40,7 @@ axl_status memory_alloc(axl_pdevice, uint64_t bytes, axl_devaddr* out_address) n
     const uint64_t total = total_memory_bytes();
     if (bytes > total) {
       return b.host.report(AXL_ERROR_OUT_OF_DEVICE_MEMORY,
-                           common::str("cpu: cannot allocate ", bytes,
+                           common::str("cannot allocate ", bytes,
                                        " bytes: the host has only ", total, " bytes of memory"));
     }
     const uint64_t align = bytes >= kPageAlignFrom ? std::max(page_size(), kMinAlign) : kMinAlign;
@@ -49,7 +49,7 @@ axl_status memory_alloc(axl_pdevice, uint64_t bytes, axl_devaddr* out_address) n
     if (rc != 0 || p == nullptr) {
       return b.host.report_errno(
           AXL_ERROR_OUT_OF_DEVICE_MEMORY,
-          common::str("cpu: allocating ", bytes, " bytes (aligned to ", align, ") failed"),
+          common::str("allocating ", bytes, " bytes (aligned to ", align, ") failed"),
           rc != 0 ? rc : ENOMEM);
     }
     *out_address = reinterpret_cast<axl_devaddr>(p);
@@ -67,13 +67,13 @@ axl_status pinned_alloc(axl_pdevice, uint64_t bytes, void** out_host) noexcept {
     Backend& b = backend();
     if (out_host == nullptr || bytes == 0) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           common::str("cpu: pinned_alloc: need bytes > 0 and a non-NULL "
+                           common::str("pinned_alloc: need bytes > 0 and a non-NULL "
                                        "out_host (bytes = ", bytes, ")"));
     }
     const uint64_t total = total_memory_bytes();
     if (bytes > total) {
       return b.host.report(AXL_ERROR_OUT_OF_HOST_MEMORY,
-                           common::str("cpu: cannot pin ", bytes, " bytes: the host has only ",
+                           common::str("cannot pin ", bytes, " bytes: the host has only ",
                                        total, " bytes of memory"));
     }
     const uint64_t page = page_size();
@@ -84,7 +84,7 @@ axl_status pinned_alloc(axl_pdevice, uint64_t bytes, void** out_host) noexcept {
     void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
       return b.host.report_errno(AXL_ERROR_OUT_OF_HOST_MEMORY,
-                                 common::str("cpu: mapping ", length, " bytes of pinned memory failed"),
+                                 common::str("mapping ", length, " bytes of pinned memory failed"),
                                  errno);
     }
     bool locked = mlock(p, length) == 0;
@@ -95,7 +95,7 @@ axl_status pinned_alloc(axl_pdevice, uint64_t bytes, void** out_host) noexcept {
       // with memcpy; only the page-fault guarantee is lost. Say so once.
       if (!b.mlock_fallback_logged.exchange(true)) {
         b.host.log(AXL_LOG_WARN,
-                   common::str("cpu: mlock of ", length, " bytes of pinned memory failed (",
+                   common::str("mlock of ", length, " bytes of pinned memory failed (",
                                strerrorname_np(err), "); pinned allocations stay unlocked. Raise "
                                "RLIMIT_MEMLOCK (ulimit -l) to lock them."));
       }
@@ -122,7 +122,7 @@ axl_status pinned_free(axl_pdevice, void* host) noexcept {
       auto it = b.pinned.find(host);
       if (it == b.pinned.end()) {
         return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                             common::str("cpu: pinned_free: ", host,
+                             common::str("pinned_free: ", host,
                                          " is not a live pinned allocation of this backend"));
       }
       block = it->second;

@@ -73,14 +73,14 @@ axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* ou
     if (desc == nullptr || out_module == nullptr ||
         desc->struct_size < offsetof(axl_module_desc, format) + sizeof(desc->format)) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "cpu: module_load: desc or out_module is NULL, or desc->struct_size "
+                           "module_load: desc or out_module is NULL, or desc->struct_size "
                            "is too small for an axl_module_desc");
     }
     if (desc->format != AXL_MODULE_FORMAT_AUTO &&
         desc->format != AXL_MODULE_FORMAT_SHARED_OBJECT) {
       return b.host.report(
           AXL_ERROR_INVALID_ARGUMENT,
-          common::str("cpu: module_load: format ", desc->format, " (", format_name(desc->format),
+          common::str("module_load: format ", desc->format, " (", format_name(desc->format),
                       ") is not one the cpu backend loads; it expects an ELF shared object "
                       "(AXL_MODULE_FORMAT_SHARED_OBJECT or AUTO)"));
     }
@@ -93,7 +93,7 @@ axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* ou
         const int err = errno;
         return b.host.report_errno(
             err == ENOENT || err == ENOTDIR ? AXL_ERROR_NOT_FOUND : AXL_ERROR_INVALID_ARGUMENT,
-            common::str("cpu: module file '", desc->path, "' cannot be opened"), err);
+            common::str("module file '", desc->path, "' cannot be opened"), err);
       }
       // dlopen searches the library path for a name without a slash; the
       // caller means the file, which stat() just found relative to the cwd.
@@ -103,32 +103,32 @@ axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* ou
       m->handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (m->handle == nullptr) {
         return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                             common::str("cpu: module '", desc->path,
+                             common::str("module '", desc->path,
                                          "' is not a loadable shared object: ", last_dl_error()));
       }
     } else {
       if (desc->data == nullptr || desc->size == 0) {
         return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                             "cpu: module_load: the descriptor has neither a path nor any bytes "
+                             "module_load: the descriptor has neither a path nor any bytes "
                              "(data is NULL or size is 0)");
       }
       m->label = common::str("<", desc->size, "-byte module from memory>");
       if (desc->size < 4 || std::memcmp(desc->data, "\x7f" "ELF", 4) != 0) {
         return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                             common::str("cpu: module_load: the ", desc->size,
+                             common::str("module_load: the ", desc->size,
                                          " bytes given are not an ELF shared object (they do not "
                                          "start with the ELF magic 7f 45 4c 46)"));
       }
       Fd fd{make_memfd()};
       if (fd.fd < 0) {
         return b.host.report_errno(AXL_ERROR_OUT_OF_HOST_MEMORY,
-                                   "cpu: module_load: memfd_create for the module bytes failed",
+                                   "module_load: memfd_create for the module bytes failed",
                                    errno);
       }
       if (!write_all(fd.fd, desc->data, desc->size)) {
         return b.host.report_errno(
             AXL_ERROR_OUT_OF_HOST_MEMORY,
-            common::str("cpu: module_load: writing ", desc->size, " bytes to a memfd failed"),
+            common::str("module_load: writing ", desc->size, " bytes to a memfd failed"),
             errno);
       }
       // The loader maps the file; once mapped, closing the fd is harmless.
@@ -137,7 +137,7 @@ axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* ou
       m->handle = dlopen(proc_path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (m->handle == nullptr) {
         return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                             common::str("cpu: module_load: the ", desc->size,
+                             common::str("module_load: the ", desc->size,
                                          " bytes given are not a loadable shared object: ",
                                          last_dl_error()));
       }
@@ -157,7 +157,7 @@ Module::~Module() {
     // this may run on a queue worker after the last pending launch).
     try {
       backend().host.log(AXL_LOG_WARN,
-                         common::str("cpu: dlclose of module '", label, "' failed: ", last_dl_error()));
+                         common::str("dlclose of module '", label, "' failed: ", last_dl_error()));
     } catch (...) {
     }
   }
@@ -175,7 +175,7 @@ axl_status module_get_kernel(axl_pmodule module, const char* name,
     Backend& b = backend();
     if (name == nullptr || out_kernel == nullptr) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "cpu: module_get_kernel: name or out_kernel is NULL");
+                           "module_get_kernel: name or out_kernel is NULL");
     }
     Module* m = from(module);
     std::lock_guard<std::mutex> lk(m->mu);
@@ -186,7 +186,7 @@ axl_status module_get_kernel(axl_pmodule module, const char* name,
       void* sym = dlsym(m->handle, name);
       if (sym == nullptr) {
         return b.host.report(AXL_ERROR_NOT_FOUND,
-                             common::str("cpu: kernel '", name, "' not found in module '",
+                             common::str("kernel '", name, "' not found in module '",
                                          m->label, "' (", last_dl_error(), ")"));
       }
       auto k = std::make_unique<Kernel>();

@@ -38,7 +38,7 @@ axl_status backend_shutdown() noexcept {
       // The core destroys its queues first; if some survive, their workers
       // must still be joined here. The Queue objects stay allocated so a late
       // queue_destroy is harmless.
-      b.host.log(AXL_LOG_WARN, common::str("cpu: backend_shutdown found ", leftover.size(),
+      b.host.log(AXL_LOG_WARN, common::str("backend_shutdown found ", leftover.size(),
                                            " queue(s) still alive; draining and stopping them"));
       for (Queue* q : leftover) q->work.stop();
     }
@@ -62,7 +62,7 @@ axl_status backend_set_option(const char* key, const char* value) noexcept {
   return guarded("backend_set_option", [&]() -> axl_status {
     Backend& b = backend();
     if (key == nullptr) {
-      return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "cpu: backend_set_option: key is NULL");
+      return b.host.report(AXL_ERROR_INVALID_ARGUMENT, "backend_set_option: key is NULL");
     }
     const std::string k = key;
     if (k == "cpu_threads") {
@@ -74,18 +74,18 @@ axl_status backend_set_option(const char* key, const char* value) noexcept {
       const unsigned long n = std::strtoul(v.c_str(), &end, 10);
       if (v.empty() || *end != '\0' || v[0] == '-' || errno != 0 || n > kMaxCpuThreads) {
         return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                             common::str("cpu: option cpu_threads expects an integer from 0 (one "
+                             common::str("option cpu_threads expects an integer from 0 (one "
                                          "per CPU) to ", kMaxCpuThreads, ", got '", v, "'"));
       }
       if (!b.pool.set_participants(static_cast<unsigned>(n))) {
         return b.host.report(AXL_ERROR_INVALID_STATE,
-                             "cpu: option cpu_threads must be set before the first kernel launch "
+                             "option cpu_threads must be set before the first kernel launch "
                              "(the thread pool is already running)");
       }
       return AXL_SUCCESS;
     }
     return b.host.report(AXL_ERROR_NOT_FOUND,
-                         common::str("cpu: unknown option '", k, "' (known: cpu_threads)"));
+                         common::str("unknown option '", k, "' (known: cpu_threads)"));
   });
 }
 

@@ -20,7 +20,7 @@ void* ptr(axl_devaddr a) noexcept { return reinterpret_cast<void*>(a); }
 // An enqueue can only fail once the queue was stopped by backend_shutdown.
 axl_status enqueue_failed(axl_status status, const char* what) {
   return backend().host.report(
-      status, common::str("cpu: cannot enqueue ", what,
+      status, common::str("cannot enqueue ", what,
                           ": the queue was stopped by backend_shutdown"));
 }
 
@@ -75,12 +75,12 @@ axl_status queue_create(axl_pdevice, const axl_queue_desc* desc, axl_pqueue* out
     if (desc == nullptr || out_queue == nullptr ||
         desc->struct_size < offsetof(axl_queue_desc, trace_id) + sizeof(desc->trace_id)) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "cpu: queue_create: desc or out_queue is NULL, or desc->struct_size "
+                           "queue_create: desc or out_queue is NULL, or desc->struct_size "
                            "is too small for an axl_queue_desc");
     }
     if (desc->flags != AXL_QUEUE_FLAG_NONE) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           common::str("cpu: queue_create: unknown queue flags 0x", std::hex,
+                           common::str("queue_create: unknown queue flags 0x", std::hex,
                                        desc->flags, " (no flags are defined)"));
     }
     auto q = std::make_unique<Queue>(desc->trace_id);
@@ -99,7 +99,7 @@ axl_status queue_destroy(axl_pqueue queue) noexcept {
     Queue* q = from(queue);
     if (q->work.on_worker_thread()) {
       return b.host.report(AXL_ERROR_INVALID_STATE,
-                           "cpu: queue_destroy was called from a host callback running on that "
+                           "queue_destroy was called from a host callback running on that "
                            "same queue; the queue cannot drain itself");
     }
     {
@@ -115,7 +115,7 @@ axl_status queue_synchronize(axl_pqueue queue) noexcept {
   return guarded("queue_synchronize", [&]() -> axl_status {
     common::SyncResult r = from(queue)->work.synchronize();
     if (r.status == AXL_SUCCESS) return AXL_SUCCESS;
-    return backend().host.report(r.status, "cpu: " + r.message);
+    return backend().host.report(r.status, "" + r.message);
   });
 }
 
@@ -185,12 +185,12 @@ axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_
     Backend& b = backend();
     if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           common::str("cpu: queue_fill: pattern_size is ", pattern_size,
+                           common::str("queue_fill: pattern_size is ", pattern_size,
                                        "; expected 1, 2 or 4"));
     }
     if (bytes % pattern_size != 0) {
       return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           common::str("cpu: queue_fill: bytes (", bytes,
+                           common::str("queue_fill: bytes (", bytes,
                                        ") is not a multiple of pattern_size (", pattern_size, ")"));
     }
     Queue* q = from(queue);
@@ -241,7 +241,7 @@ axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_da
   return guarded("queue_enqueue_host_fn", [&]() -> axl_status {
     if (fn == nullptr) {
       return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
-                                   "cpu: queue_enqueue_host_fn: fn is NULL");
+                                   "queue_enqueue_host_fn: fn is NULL");
     }
     const axl_status s = common::enqueue_host_fn(from(queue)->work, fn, user_data);
     return s == AXL_SUCCESS ? s : enqueue_failed(s, "a host function");
@@ -251,7 +251,7 @@ axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_da
 axl_status queue_get_native_handle(axl_pqueue, uint64_t* out_handle) noexcept {
   if (out_handle == nullptr) {
     return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
-                                 "cpu: queue_get_native_handle: out_handle is NULL");
+                                 "queue_get_native_handle: out_handle is NULL");
   }
   *out_handle = 0;  // a host thread has no driver handle
   return AXL_SUCCESS;

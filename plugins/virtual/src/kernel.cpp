@@ -1,0 +1,145 @@
+// Kernel launches: checked, priced (simulated latency), recorded in the
+// launch trace, and never executed: a virtual device is a compile target
+// with no code to run. The built-in test kernels are recorded the same way,
+// so the conformance suite skips its result checks on virtual devices.
+#include "virtual_backend.hpp"
+
+namespace axl::virt {
+
+namespace {
+
+// Per-block dynamic shared memory a launch may ask for: the largest of
+// current GPUs (228 KiB on sm_90), so a launch that could never run on one
+// is refused here too.
+constexpr uint64_t kMaxSharedMemBytes = 228u << 10;
+// Bounds on argument lists, as the cpu backend's (CUDA allows 32 KiB in all).
+constexpr uint32_t kMaxScalarBytes = 64u << 10;
+constexpr uint32_t kMaxArgs = 4096;
+
+constexpr Param kIncrementParams[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}};
+constexpr Param kFillParams[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}, {AXL_ARG_SCALAR, 4}};
+
+const char* kind_name(int32_t kind) {
+  return kind == AXL_ARG_DEVADDR ? "DEVADDR" : kind == AXL_ARG_SCALAR ? "SCALAR" : "unknown";
+}
+
+// What the core cannot know: this backend's limits and, for the built-in
+// kernels, their parameter lists. Device addresses among the arguments are
+// not checked: a pinned host buffer is a valid argument, and nothing runs.
+axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
+                           const axl_kernel_arg* args, uint32_t num_args) {
+  if (config == nullptr || config->struct_size < sizeof(axl_launch_config))
+    return fail(AXL_ERROR_INVALID_ARGUMENT,
+                common::str("launch of '", k.name, "': config is NULL or its struct_size is too small"));
+  static const char* const kAxis = "xyz";
+  for (int d = 0; d < 3; ++d) {
+    if (config->grid[d] == 0 || config->block[d] == 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("launch of '", k.name, "': ", config->grid[d] == 0 ? "grid" : "block",
+                              ".", kAxis[d], " is 0; every grid and block dimension must be >= 1"));
+  }
+  if (config->shared_mem_bytes > kMaxSharedMemBytes)
+    return fail(AXL_ERROR_INVALID_ARGUMENT,
+                common::str("launch of '", k.name, "': shared_mem_bytes = ", config->shared_mem_bytes,
+                            " exceeds the virtual device's ", kMaxSharedMemBytes, " bytes per block"));
+  if (num_args > kMaxArgs)
+    return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': ", num_args,
+                                                        " arguments; the limit is ", kMaxArgs));
+  if (num_args != 0 && args == nullptr)
+    return fail(AXL_ERROR_INVALID_ARGUMENT,
+                common::str("launch of '", k.name, "': num_args is ", num_args, " but args is NULL"));
+  if (k.param_count >= 0 && num_args != static_cast<uint32_t>(k.param_count))
+    return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("kernel '", k.name, "' takes ", k.param_count,
+                                                        " arguments, got ", num_args));
+  for (uint32_t i = 0; i < num_args; ++i) {
+    const axl_kernel_arg& a = args[i];
+    if (a.kind != AXL_ARG_DEVADDR && a.kind != AXL_ARG_SCALAR)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("launch of '", k.name, "': argument ", i, " has kind ", a.kind,
+                              "; expected AXL_ARG_DEVADDR (0) or AXL_ARG_SCALAR (1)"));
+    if (a.kind == AXL_ARG_DEVADDR && a.size != sizeof(axl_devaddr))
+      return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': argument ", i,
+                                                          " is a DEVADDR of size ", a.size,
+                                                          "; expected 8"));
+    if (a.size > kMaxScalarBytes)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': argument ", i,
+                                                          " has ", a.size, " bytes; the limit is ",
+                                                          kMaxScalarBytes));
+    if (a.size != 0 && a.value == nullptr)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': argument ", i,
+                                                          " has size ", a.size, " but value is NULL"));
+    if (k.param_count >= 0 && (a.kind != k.params[i].kind || a.size != k.params[i].size))
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("kernel '", k.name, "' argument ", i, " must be ",
+                              kind_name(k.params[i].kind), " of ", k.params[i].size, " bytes, got ",
+                              kind_name(a.kind), " of ", a.size, " bytes"));
+  }
+  return AXL_SUCCESS;
+}
+
+// Address-free, so equal launches hash equally across runs (trace.hpp).
+uint64_t hash_args(const axl_kernel_arg* args, uint32_t num_args) noexcept {
+  using common::Tracer;
+  uint64_t h = Tracer::kHashSeed;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    h = Tracer::hash_bytes(h, &args[i].kind, sizeof args[i].kind);
+    h = Tracer::hash_bytes(h, &args[i].size, sizeof args[i].size);
+    if (args[i].kind == AXL_ARG_SCALAR) h = Tracer::hash_bytes(h, args[i].value, args[i].size);
+  }
+  return h;
+}
+
+Kernel& test_kernel(int32_t which) {
+  // Never destroyed: built-in kernels live until backend_shutdown and beyond.
+  static Kernel* const increment =
+      new Kernel{"axl_test_increment_u32", kIncrementParams, 2, nullptr};
+  static Kernel* const fill = new Kernel{"axl_test_fill_u32", kFillParams, 3, nullptr};
+  return which == AXL_TEST_KERNEL_INCREMENT_U32 ? *increment : *fill;
+}
+
+}  // namespace
+
+axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_config* config,
+                        const axl_kernel_arg* args, uint32_t num_args) noexcept {
+  return guarded("queue_launch", [&]() -> axl_status {
+    Backend& b = backend();
+    Queue* q = from(queue);
+    const Kernel& k = *from(kernel);
+    if (axl_status s = validate_launch(k, config, args, num_args)) return s;
+    const common::OpInfo info{common::OpKind::kLaunch, 0};
+    std::optional<FaultHit> hit = b.faults.check(FaultOp::kLaunch);
+    if (hit && !hit->async) return fail(*hit);
+    // The launch occupies the queue for its simulated time and does nothing
+    // else; an @async failure takes its place.
+    axl_status s = AXL_SUCCESS;
+    if (hit) {
+      s = q->work.enqueue(info, [status = hit->status, text = hit->message](std::string& message) {
+        message = text;
+        return status;
+      });
+    } else {
+      s = q->work.enqueue(info, [] {});
+    }
+    if (s != AXL_SUCCESS)
+      return fail(s, common::str("cannot launch '", k.name, "': the queue was stopped by backend_shutdown"));
+    if (b.tracer.enabled())
+      b.tracer.launch(q->trace_id, k.name.c_str(), config->grid, config->block,
+                      config->shared_mem_bytes, hash_args(args, num_args));
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status device_get_test_kernel(axl_pdevice, int32_t which, axl_pkernel* out_kernel) noexcept {
+  return guarded("device_get_test_kernel", [&]() -> axl_status {
+    if (out_kernel == nullptr)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "device_get_test_kernel: out_kernel is NULL");
+    if (which != AXL_TEST_KERNEL_INCREMENT_U32 && which != AXL_TEST_KERNEL_FILL_U32)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("device_get_test_kernel: ", which,
+                              " is not AXL_TEST_KERNEL_INCREMENT_U32 (0) or AXL_TEST_KERNEL_FILL_U32 (1)"));
+    *out_kernel = reinterpret_cast<axl_pkernel>(&test_kernel(which));
+    return AXL_SUCCESS;
+  });
+}
+
+}  // namespace axl::virt

@@ -1,0 +1,370 @@
+// Queues: each is a WorkQueue whose worker moves the bytes of copies and
+// fills in enqueue order, taking the simulated time the cost hook prices.
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "axl/common/event.hpp"
+#include "axl/common/host_fn.hpp"
+#include "virtual_backend.hpp"
+
+namespace axl::virt {
+
+using common::OpInfo;
+using common::OpKind;
+
+namespace {
+
+// Native handles look like driver handles: opaque, non-zero, unique per
+// queue ("VIRT" in the high half so they stand out in a debugger).
+constexpr uint64_t kNativeHandleTag = 0x5649'5254'0000'0000ull;
+
+// The names the launch trace shows, modelled on the CUDA driver API's.
+constexpr const char* kTraceHtoD = "virtMemcpyHtoDAsync";
+constexpr const char* kTraceDtoH = "virtMemcpyDtoHAsync";
+constexpr const char* kTraceDtoD = "virtMemcpyDtoDAsync";
+constexpr const char* kTracePeer = "virtMemcpyPeerAsync";
+
+const char* fill_trace_name(uint32_t pattern_size) {
+  return pattern_size == 1 ? "virtMemsetD8Async"
+                           : pattern_size == 2 ? "virtMemsetD16Async" : "virtMemsetD32Async";
+}
+
+common::WorkQueue::Options queue_options() {
+  common::WorkQueue::Options o;
+  o.thread_name = "axl-virt-queue";
+  o.cost_hook = [](const OpInfo& op) { return backend().sim.cost_ns(op); };
+  return o;
+}
+
+// An enqueue can only fail once the queue was stopped by backend_shutdown.
+axl_status enqueue_failed(axl_status status, const char* what) {
+  return fail(status, common::str("cannot enqueue ", what,
+                                  ": the queue was stopped by backend_shutdown"));
+}
+
+// Instead of the operation, an @async injected failure: priced like the
+// operation, it does nothing and fails, so the error surfaces at the next
+// synchronize.
+axl_status enqueue_failure(Queue& q, OpInfo info, const FaultHit& hit) {
+  return q.work.enqueue(info, [status = hit.status, text = hit.message](std::string& message) {
+    message = text;
+    return status;
+  });
+}
+
+// Bytes in flight between the two halves of a timed transfer.
+struct Staging {
+  std::unique_ptr<unsigned char[]> bytes;
+};
+
+// Moves `bytes` from src to dst on the queue, priced as `info`. Without
+// simulated time this is one memmove (the core may pass overlapping ranges of
+// one allocation). With it, the source is read when the operation starts and
+// the destination written when its simulated time is over (a second, free
+// operation that runs right after the first one's time): a reader that does
+// not wait for a writer sees the old bytes, and a writer's bytes land late,
+// so a missing wait fails every run instead of once in a while.
+axl_status enqueue_move(Queue& q, OpInfo info, unsigned char* dst, const unsigned char* src,
+                        uint64_t bytes) {
+  if (!backend().sim.enabled())
+    return q.work.enqueue(info, [dst, src, bytes] { std::memmove(dst, src, bytes); });
+  auto stage = std::make_shared<Staging>();
+  if (axl_status s = q.work.enqueue(info, [stage, src, bytes](std::string& message) -> axl_status {
+        stage->bytes.reset(new (std::nothrow) unsigned char[bytes]);
+        if (!stage->bytes) {
+          message = common::str("no host memory to stage a ", bytes, "-byte timed copy");
+          return AXL_ERROR_OUT_OF_HOST_MEMORY;
+        }
+        std::memcpy(stage->bytes.get(), src, bytes);
+        return AXL_SUCCESS;
+      }))
+    return s;
+  return q.work.enqueue(OpInfo{OpKind::kOther, 0}, [stage, dst, bytes] {
+    if (stage->bytes) std::memcpy(dst, stage->bytes.get(), bytes);
+    stage->bytes.reset();
+  });
+}
+
+// Repeats the low `size` bytes of `value` (in native byte order, as the
+// device stores the integer) over `bytes` bytes at dst.
+void fill_pattern(unsigned char* dst, uint64_t bytes, uint32_t value, uint32_t size) noexcept {
+  unsigned char pattern[4];
+  if (size == 1) {
+    pattern[0] = static_cast<unsigned char>(value);
+  } else if (size == 2) {
+    const uint16_t v = static_cast<uint16_t>(value);
+    std::memcpy(pattern, &v, 2);
+  } else {
+    std::memcpy(pattern, &value, 4);
+  }
+  if (std::all_of(pattern, pattern + size, [&](unsigned char c) { return c == pattern[0]; })) {
+    std::memset(dst, pattern[0], bytes);
+    return;
+  }
+  unsigned char run[256];
+  for (size_t i = 0; i < sizeof run; ++i) run[i] = pattern[i % size];
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t n = std::min<uint64_t>(sizeof run, bytes - done);
+    std::memcpy(dst + done, run, n);
+    done += n;
+  }
+}
+
+// A fill, landing at the end of its simulated time like enqueue_move's
+// writes.
+axl_status enqueue_fill(Queue& q, unsigned char* dst, uint64_t bytes, uint32_t value,
+                        uint32_t size) {
+  const OpInfo info{OpKind::kFill, bytes};
+  auto fill = [dst, bytes, value, size] { fill_pattern(dst, bytes, value, size); };
+  if (!backend().sim.enabled()) return q.work.enqueue(info, fill);
+  if (axl_status s = q.work.enqueue(info, [] {})) return s;
+  return q.work.enqueue(OpInfo{OpKind::kOther, 0}, fill);
+}
+
+}  // namespace
+
+Queue::Queue(Device* d, uint64_t trace, uint64_t handle)
+    : work(queue_options()), device(d), trace_id(trace), native_handle(handle) {}
+
+axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
+                        axl_pqueue* out_queue) noexcept {
+  return guarded("queue_create", [&]() -> axl_status {
+    Backend& b = backend();
+    if (desc == nullptr || out_queue == nullptr ||
+        desc->struct_size < offsetof(axl_queue_desc, trace_id) + sizeof(desc->trace_id))
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  "queue_create: desc or out_queue is NULL, or desc->struct_size is too small for "
+                  "an axl_queue_desc");
+    if (desc->flags != AXL_QUEUE_FLAG_NONE)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("queue_create: unknown queue flags 0x", std::hex, desc->flags,
+                              " (no flags are defined)"));
+    if (std::optional<FaultHit> hit = b.faults.check(FaultOp::kQueueCreate)) return fail(*hit);
+    const uint64_t handle = kNativeHandleTag | b.next_native_handle.fetch_add(1);
+    auto q = std::make_unique<Queue>(from(device), desc->trace_id, handle);
+    {
+      std::lock_guard<std::mutex> lk(b.queues_mu);
+      b.queues.insert(q.get());
+    }
+    *out_queue = reinterpret_cast<axl_pqueue>(q.release());
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_destroy(axl_pqueue queue) noexcept {
+  return guarded("queue_destroy", [&]() -> axl_status {
+    Backend& b = backend();
+    Queue* q = from(queue);
+    if (q->work.on_worker_thread())
+      return fail(AXL_ERROR_INVALID_STATE,
+                  "queue_destroy was called from a host callback running on that same queue; the "
+                  "queue cannot drain itself");
+    {
+      std::lock_guard<std::mutex> lk(b.queues_mu);
+      b.queues.erase(q);
+    }
+    delete q;  // drains the pending work, then joins the worker
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_synchronize(axl_pqueue queue) noexcept {
+  return guarded("queue_synchronize", [&]() -> axl_status {
+    common::SyncResult r = from(queue)->work.synchronize();
+    if (std::optional<FaultHit> hit = backend().faults.check(FaultOp::kQueueSync)) {
+      // The wait happened; the injected error replaces the queue's own,
+      // which is kept in the message rather than lost.
+      if (r.status != AXL_SUCCESS)
+        hit->message += common::str("; the queue's own first error was ",
+                                    native_name(r.status), ": ", r.message);
+      return fail(*hit);
+    }
+    if (r.status == AXL_SUCCESS) return AXL_SUCCESS;
+    return fail(r.status, r.message);
+  });
+}
+
+axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
+                           uint64_t bytes) noexcept {
+  return guarded("queue_copy_htod", [&]() -> axl_status {
+    if (src == nullptr || bytes == 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("queue_copy_htod: src is NULL or bytes is 0 (bytes = ", bytes, ")"));
+    Queue* q = from(queue);
+    unsigned char* d = nullptr;
+    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a host-to-device copy", &d))
+      return s;
+    const OpInfo info{OpKind::kCopyHtoD, bytes};
+    std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemcpyHtoD);
+    if (hit && !hit->async) return fail(*hit);
+    const axl_status s = hit ? enqueue_failure(*q, info, *hit)
+                             : enqueue_move(*q, info, d, static_cast<const unsigned char*>(src), bytes);
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_HTOD, kTraceHtoD, bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_copy_dtoh(axl_pqueue queue, void* dst, axl_devaddr src, uint64_t bytes) noexcept {
+  return guarded("queue_copy_dtoh", [&]() -> axl_status {
+    if (dst == nullptr || bytes == 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("queue_copy_dtoh: dst is NULL or bytes is 0 (bytes = ", bytes, ")"));
+    Queue* q = from(queue);
+    unsigned char* s_ptr = nullptr;
+    if (axl_status s = resolve(*q->device, src, bytes, "source of a device-to-host copy", &s_ptr))
+      return s;
+    const OpInfo info{OpKind::kCopyDtoH, bytes};
+    std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemcpyDtoH);
+    if (hit && !hit->async) return fail(*hit);
+    const axl_status s = hit ? enqueue_failure(*q, info, *hit)
+                             : enqueue_move(*q, info, static_cast<unsigned char*>(dst), s_ptr, bytes);
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOH, kTraceDtoH, bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
+                           uint64_t bytes) noexcept {
+  return guarded("queue_copy_dtod", [&]() -> axl_status {
+    if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_copy_dtod: bytes is 0");
+    Queue* q = from(queue);
+    unsigned char* d = nullptr;
+    unsigned char* s_ptr = nullptr;
+    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a device-to-device copy", &d))
+      return s;
+    if (axl_status s = resolve(*q->device, src, bytes, "source of a device-to-device copy", &s_ptr))
+      return s;
+    const OpInfo info{OpKind::kCopyDtoD, bytes};
+    std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemcpyDtoD);
+    if (hit && !hit->async) return fail(*hit);
+    const axl_status s = hit ? enqueue_failure(*q, info, *hit) : enqueue_move(*q, info, d, s_ptr, bytes);
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, kTraceDtoD, bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice dst_device, axl_devaddr dst,
+                           axl_pdevice src_device, axl_devaddr src, uint64_t bytes) noexcept {
+  return guarded("queue_copy_peer", [&]() -> axl_status {
+    if (dst_device == nullptr || src_device == nullptr || bytes == 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("queue_copy_peer: a device is NULL or bytes is 0 (bytes = ", bytes, ")"));
+    Queue* q = from(queue);
+    Device* dd = from(dst_device);
+    Device* sd = from(src_device);
+    if (q->device != dd && q->device != sd)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("queue_copy_peer: the queue belongs to virtual device ", q->device->index,
+                              ", which is neither the source (", sd->index, ") nor the destination (",
+                              dd->index, ")"));
+    unsigned char* d = nullptr;
+    unsigned char* s_ptr = nullptr;
+    if (axl_status s = resolve(*dd, dst, bytes, "destination of a peer copy", &d)) return s;
+    if (axl_status s = resolve(*sd, src, bytes, "source of a peer copy", &s_ptr)) return s;
+    const OpInfo info{OpKind::kCopyPeer, bytes};
+    std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemcpyPeer);
+    if (hit && !hit->async) return fail(*hit);
+    const axl_status s = hit ? enqueue_failure(*q, info, *hit) : enqueue_move(*q, info, d, s_ptr, bytes);
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, kTracePeer, bytes);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern,
+                      uint32_t pattern_size) noexcept {
+  return guarded("queue_fill", [&]() -> axl_status {
+    if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("queue_fill: pattern_size is ", pattern_size, "; expected 1, 2 or 4"));
+    if (bytes == 0 || bytes % pattern_size != 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("queue_fill: bytes (", bytes,
+                              ") must be a non-zero multiple of pattern_size (", pattern_size, ")"));
+    Queue* q = from(queue);
+    unsigned char* d = nullptr;
+    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a fill", &d)) return s;
+    std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemset);
+    if (hit && !hit->async) return fail(*hit);
+    const axl_status s = hit ? enqueue_failure(*q, OpInfo{OpKind::kFill, bytes}, *hit)
+                             : enqueue_fill(*q, d, bytes, pattern, pattern_size);
+    if (s != AXL_SUCCESS) return enqueue_failed(s, "a fill");
+    const common::Tracer& t = backend().tracer;
+    if (t.enabled()) t.memset(q->trace_id, fill_trace_name(pattern_size), bytes, pattern, pattern_size);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept {
+  return guarded("queue_record_event", [&]() -> axl_status {
+    Queue* q = from(queue);
+    std::optional<FaultHit> hit = backend().faults.check(FaultOp::kEventRecord);
+    if (hit && !hit->async) return fail(*hit);
+    // An @async failure precedes the record, which still completes: waiters
+    // on the event must not hang; the error is the queue's to report.
+    if (hit) {
+      if (axl_status s = enqueue_failure(*q, OpInfo{OpKind::kEventRecord, 0}, *hit))
+        return enqueue_failed(s, "an event record");
+    }
+    auto* e = reinterpret_cast<common::Event*>(event);
+    const axl_status s = e->record(q->work);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event record");
+  });
+}
+
+axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept {
+  return guarded("queue_wait_event", [&]() -> axl_status {
+    auto* e = reinterpret_cast<common::Event*>(event);
+    const axl_status s = e->enqueue_wait(from(queue)->work);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event wait");
+  });
+}
+
+axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
+  return guarded("queue_wait_flag", [&]() -> axl_status {
+    auto* f = reinterpret_cast<FlagHandle*>(flag);
+    const axl_status s = f->flag->enqueue_wait(from(queue)->work, value);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag wait");
+  });
+}
+
+axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
+  return guarded("queue_write_flag", [&]() -> axl_status {
+    auto* f = reinterpret_cast<FlagHandle*>(flag);
+    const axl_status s = f->flag->enqueue_write(from(queue)->work, value);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag write");
+  });
+}
+
+axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept {
+  return guarded("queue_enqueue_host_fn", [&]() -> axl_status {
+    if (fn == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_enqueue_host_fn: fn is NULL");
+    Queue* q = from(queue);
+    std::optional<FaultHit> hit = backend().faults.check(FaultOp::kHostFn);
+    if (hit && !hit->async) return fail(*hit);
+    // @async: the callback never runs, as work dropped after a device fault;
+    // whatever waits for it (a cross-backend wait's flag) waits forever.
+    const axl_status s = hit ? enqueue_failure(*q, OpInfo{OpKind::kHostFn, 0}, *hit)
+                             : common::enqueue_host_fn(q->work, fn, user_data);
+    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a host function");
+  });
+}
+
+axl_status queue_get_native_handle(axl_pqueue queue, uint64_t* out_handle) noexcept {
+  return guarded("queue_get_native_handle", [&]() -> axl_status {
+    if (out_handle == nullptr)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_get_native_handle: out_handle is NULL");
+    *out_handle = from(queue)->native_handle;
+    return AXL_SUCCESS;
+  });
+}
+
+}  // namespace axl::virt

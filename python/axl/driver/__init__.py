@@ -1,0 +1,144 @@
+"""Devices, queues, events, kernels and discovery (mirrors Modular MAX's
+``max.driver``; see docs/python.md for where and why axl differs).
+
+Quick tour::
+
+    from axl.driver import CPU, Accelerator, accelerator_count, DeviceEvent
+    dev = Accelerator() if accelerator_count() else CPU()
+    q = dev.default_queue
+    module = dev.load_module("libkernels.so")
+    q.launch(module.kernel("saxpy"), grid, block, np.float32(2), x, y, np.uint32(n))
+    q.synchronize()
+
+Every failure of the core is an :class:`AxlError` (a ``RuntimeError``) with
+the backend and its native error code; invalid arguments are also
+``ValueError`` and out-of-range ids also ``IndexError``, as in MAX.
+"""
+
+from __future__ import annotations
+
+import atexit
+
+from .. import _core
+from .._core import (
+    Buffer,
+    CompletionFlag,
+    DeviceEvent,
+    DeviceQueue,
+    Kernel,
+    Module,
+    accelerator_count,
+    enable_all_peer_access,
+    get_virtual_cpu_target,
+    get_virtual_device_api,
+    get_virtual_device_count,
+    get_virtual_device_target_arch,
+    is_virtual_device_mode,
+    set_virtual_cpu_target,
+    set_virtual_device_api,
+    set_virtual_device_count,
+    set_virtual_device_target_arch,
+)
+from .._errors import (
+    AxlError,
+    AxlTimeoutError,
+    BackendUnavailableError,
+    DeviceLostError,
+    ForkedError,
+    HostHazardError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidHandleError,
+    InvalidStateError,
+    NotFoundError,
+    NotReadyError,
+    OutOfHostMemoryError,
+    OutOfMemoryError,
+    OutOfRangeError,
+    PluginInvalidError,
+    Status,
+    UnsupportedError,
+    VersionMismatchError,
+)
+from . import buffer as _buffer  # noqa: F401  (adds Buffer.from_numpy, to_numpy, zeros)
+from . import driver
+from ._device import CPU, Accelerator, Device
+from ._trace import LaunchTraceEntry, begin_launch_trace, launch_trace, take_launch_trace
+from .driver import (
+    DeviceSpec,
+    accelerator_api,
+    accelerator_architecture_name,
+    calculate_virtual_device_count,
+    calculate_virtual_device_count_from_cli,
+    devices_exist,
+    load_devices,
+    scan_available_devices,
+)
+
+__version__ = _core.__version__
+
+# Host functions still queued when the program ends must run while Python can
+# take them: atexit handlers run before the interpreter starts finalizing.
+atexit.register(_core._drain_host_funcs)
+
+# Classes defined in the extension present themselves as axl.driver's.
+for _cls in (Buffer, CompletionFlag, DeviceEvent, DeviceQueue, Kernel, Module):
+    _cls.__module__ = __name__
+del _cls
+
+__all__ = [
+    # classes (MAX)
+    "Accelerator",
+    "Buffer",
+    "CPU",
+    "CompletionFlag",
+    "Device",
+    "DeviceEvent",
+    "DeviceQueue",
+    "DeviceSpec",
+    "HostHazardError",
+    "LaunchTraceEntry",
+    # functions (MAX)
+    "accelerator_api",
+    "accelerator_architecture_name",
+    "accelerator_count",
+    "begin_launch_trace",
+    "calculate_virtual_device_count",
+    "calculate_virtual_device_count_from_cli",
+    "devices_exist",
+    "enable_all_peer_access",
+    "get_virtual_cpu_target",
+    "get_virtual_device_api",
+    "get_virtual_device_count",
+    "get_virtual_device_target_arch",
+    "is_virtual_device_mode",
+    "launch_trace",
+    "load_devices",
+    "scan_available_devices",
+    "set_virtual_cpu_target",
+    "set_virtual_device_api",
+    "set_virtual_device_count",
+    "set_virtual_device_target_arch",
+    "take_launch_trace",
+    # axl extensions: kernels and errors
+    "Kernel",
+    "Module",
+    "AxlError",
+    "AxlTimeoutError",
+    "BackendUnavailableError",
+    "DeviceLostError",
+    "ForkedError",
+    "InternalError",
+    "InvalidArgumentError",
+    "InvalidHandleError",
+    "InvalidStateError",
+    "NotFoundError",
+    "NotReadyError",
+    "OutOfHostMemoryError",
+    "OutOfMemoryError",
+    "OutOfRangeError",
+    "PluginInvalidError",
+    "Status",
+    "UnsupportedError",
+    "VersionMismatchError",
+]

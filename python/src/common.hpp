@@ -1,0 +1,175 @@
+// Shared declarations of the axl._core extension.
+//
+// The extension is written against the public headers only (axl.hpp over
+// axl.h): whatever Python can do, any other language binding can do too.
+//
+// GIL rules, and why they matter here:
+//  * Host functions (DeviceQueue.enqueue_host_func) run Python on a backend
+//    worker thread and must take the GIL. Any call that waits for queued work
+//    while holding the GIL could therefore deadlock, so every blocking call
+//    (synchronize, event waits, copies that synchronize, and releasing a
+//    queue or buffer, which finishes its pending work first) drops the GIL.
+//  * Enqueueing (launch, record) never blocks on a worker, so those keep the
+//    GIL: dropping and retaking it would cost more than the call itself.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "axl/axl.hpp"
+
+namespace py = pybind11;
+
+namespace axlpy {
+
+// False once the interpreter has begun finalizing: a backend thread must not
+// then try to take the GIL (CPython would end that thread with pthread_exit,
+// which unwinds through the backend's own catch blocks).
+inline bool interpreter_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+// Runs f with the GIL released when this thread holds it and the interpreter
+// is not shutting down (during finalization nothing Python can be waiting on
+// the work, see host functions, and releasing the GIL there is not allowed).
+template <typename F>
+auto without_gil(F&& f) -> decltype(f()) {
+  if (PyGILState_Check() && interpreter_alive()) {
+    py::gil_scoped_release nogil;
+    return f();
+  }
+  return f();
+}
+
+// Releases one reference to a core handle without holding the GIL: releasing
+// the last reference to a queue or buffer waits for its pending work.
+template <typename Handle>
+void release_without_gil(Handle& h) {
+  if (!h) return;
+  auto raw = h.release();
+  using Raw = decltype(raw);
+  without_gil([raw] {
+    if constexpr (std::is_same_v<Raw, axl_queue_t>) axl_queue_release(raw);
+    else if constexpr (std::is_same_v<Raw, axl_buffer_t>) axl_buffer_release(raw);
+    else if constexpr (std::is_same_v<Raw, axl_event_t>) axl_event_release(raw);
+    else if constexpr (std::is_same_v<Raw, axl_flag_t>) axl_flag_release(raw);
+    else if constexpr (std::is_same_v<Raw, axl_module_t>) axl_module_release(raw);
+    else if constexpr (std::is_same_v<Raw, axl_kernel_t>) axl_kernel_release(raw);
+    else if constexpr (std::is_same_v<Raw, axl_device_t>) axl_device_release(raw);
+  });
+}
+
+// Throws axl::Error (translated to the axl.driver exception for its status).
+inline void check(axl_status s) {
+  if (s != AXL_SUCCESS) axl::check(s);
+}
+
+// A C string from the core as a Python str. Paths, dlerror() text and model
+// names are bytes, not necessarily UTF-8: undecodable bytes become surrogate
+// escapes (os.fsdecode's rule) rather than an exception.
+py::str to_str(const char* s);
+py::str to_str(const std::string& s);
+
+// ------------------------------------------------------------------ errors
+void register_errors(py::module_& m);
+// Sets the Python error for e (the axl.driver class registered for its
+// status); for code that reports errors without C++ exceptions.
+void set_python_error(const axl::Error& e);
+// Sets the Python error for the exception in flight (axl::Error, pybind11
+// errors, std::exception); used by the raw CPython fast paths.
+void set_python_error_from_current();
+
+// ----------------------------------------------------------------- devices
+struct DeviceHandle {
+  axl::Device device;
+  std::string backend, label, api, architecture_name, model_name;
+  uint32_t id = 0, backend_index = 0;
+  uint64_t total_memory = 0, max_single_alloc = 0;
+  bool is_host = false, is_host_unified = false, is_compatible = false;
+
+  explicit DeviceHandle(axl::Device d);
+  axl_device_t get() const { return device.get(); }
+};
+
+// The Python Device object (axl.driver.CPU / Accelerator) for a core device:
+// one object per device for the life of the process, created on first use by
+// the factory axl.driver registers.
+py::object device_object(axl_device_t d);
+// The core device of a Python Device (or of a DeviceHandle).
+axl_device_t device_of(py::handle device);
+// "Device(type=gpu,id=0)", for messages.
+std::string device_text(axl_device_t d);
+// Synchronizes every device Python has seen (at exit, see host functions).
+void synchronize_known_devices();
+void register_devices(py::module_& m);
+
+// ------------------------------------------------------ queues and friends
+struct QueueObj {
+  axl::Queue queue;
+  axl_device_t device = nullptr;  // process lifetime; not counted
+  ~QueueObj() { release_without_gil(queue); }
+};
+
+struct EventObj {
+  axl::Event event;
+  axl_device_t device = nullptr;
+  bool timing = false;
+  ~EventObj() { release_without_gil(event); }
+};
+
+struct FlagObj {
+  axl::Flag flag;
+  axl_device_t device = nullptr;
+  ~FlagObj() { release_without_gil(flag); }
+};
+
+py::object make_queue_object(axl::Queue q);
+void register_queues(py::module_& m);
+
+// --------------------------------------------------------- modules, kernels
+struct ModuleObj {
+  axl::Module module;
+  axl_device_t device = nullptr;
+  std::string source;  // path, or "<N bytes>"
+  ~ModuleObj() { release_without_gil(module); }
+};
+
+struct KernelObj {
+  axl::Kernel kernel;
+  axl_device_t device = nullptr;
+  std::string name;
+  ~KernelObj() { release_without_gil(kernel); }
+};
+
+void register_kernels(py::module_& m);
+// Adds DeviceQueue.launch (a METH_FASTCALL method, see kernels.cpp).
+void add_launch_method(py::handle queue_type);
+
+// ------------------------------------------------------------------ buffers
+struct BufferObj {
+  axl::Buffer buffer;
+  axl_device_t device = nullptr;
+  py::object dtype;              // axl.dtype.DType member
+  std::vector<int64_t> shape;
+  uint64_t element_size = 0;
+  uint64_t nbytes = 0;           // num_elements * element_size (may be 0)
+  ~BufferObj() { release_without_gil(buffer); }
+};
+
+// The Python type of Buffer (for fast isinstance checks in launch).
+PyTypeObject* buffer_type();
+void register_buffer(py::module_& m);
+
+// ---------------------------------------------- trace, discovery, benchmarks
+void register_trace(py::module_& m);
+void register_discovery(py::module_& m);
+void register_bench(py::module_& m);
+
+}  // namespace axlpy

@@ -1,0 +1,188 @@
+// Devices: the handle class the Python Device classes wrap, and the cache
+// that gives each core device exactly one Python object.
+//
+// Core devices live for the whole process and a handle names one device
+// (axl_device_equal is pointer equality), so the cache is keyed by handle.
+// Keying by handle rather than by (label, id) keeps it right when the set of
+// accelerators changes, e.g. when virtual-device mode is switched on.
+#include <optional>
+#include <unordered_map>
+
+#include "common.hpp"
+
+namespace axlpy {
+namespace {
+
+struct DeviceCache {
+  // Strong references, never dropped: the devices outlive the interpreter.
+  std::unordered_map<axl_device_t, PyObject*> objects;
+  PyObject* factory = nullptr;  // axl.driver._device._make_device(handle)
+};
+
+// Guarded by the GIL. Leaked so that nothing is destroyed after Python.
+DeviceCache& cache() {
+  static auto* c = new DeviceCache();
+  return *c;
+}
+
+std::string device_error_text(uint32_t count) {
+  if (count == 0) return "no accelerator was found (accelerator_count() is 0)";
+  return "only " + std::to_string(count) + " accelerator" + (count == 1 ? "" : "s") +
+         " exist" + (count == 1 ? "s" : "") + " (valid ids 0.." + std::to_string(count - 1) + ")";
+}
+
+// Accelerator(id) / CPU(): the cached Python object of the id-th device of a
+// label. For id -1 ("first available") an accelerator whose backend fails to
+// initialise drops out of the enumeration and the next one is tried, so a
+// broken CUDA install does not hide a working HIP device.
+py::object lookup(const std::string& label, int64_t id) {
+  const char* l = label.c_str();
+  if (label != "cpu" && label != "gpu")
+    throw py::value_error("device label '" + label + "' is not 'cpu' or 'gpu'");
+  if (label == "cpu") id = 0;  // MAX: CPU(id) ignores id
+  if (id < -1) throw py::value_error("Accelerator(id=" + std::to_string(id) + "): id must be >= 0, or -1 for the first available accelerator");
+  uint32_t count = 0;
+  check(axl_device_count(l, &count));
+  const bool first = id == -1;
+  if (first) id = 0;
+  std::optional<axl::Error> failed;  // why an earlier accelerator dropped out
+  for (;;) {
+    if (static_cast<uint64_t>(id) >= count) {
+      // Every accelerator's backend failed: its reason says more than "none".
+      if (failed) throw *failed;
+      if (label == "cpu") throw py::value_error("no CPU device: is the cpu plugin next to libaxl.so, in axl/plugins/? (python -m axl info)");
+      throw py::value_error("Accelerator(id=" + std::to_string(first ? -1 : id) + ") was requested but " +
+                            device_error_text(count));
+    }
+    axl_device_t d = nullptr;
+    axl_status s = axl_device_get(l, static_cast<uint32_t>(id), &d);
+    if (s == AXL_SUCCESS) {
+      axl::Device owned(d);
+      return device_object(d);
+    }
+    try {
+      check(s);
+    } catch (const axl::Error& e) {
+      uint32_t now = count;
+      if (first && axl_device_count(l, &now) == AXL_SUCCESS && now < count) {
+        failed = e;
+        count = now;  // that backend dropped out; index 0 is the next one now
+        continue;
+      }
+      throw;
+    }
+  }
+}
+
+}  // namespace
+
+DeviceHandle::DeviceHandle(axl::Device d) : device(std::move(d)) {
+  axl::DeviceInfo i = device.info();
+  backend = i.backend;
+  label = i.label;
+  api = i.api;
+  architecture_name = i.architecture_name;
+  model_name = i.model_name;
+  id = i.id;
+  total_memory = i.total_memory_bytes;
+  max_single_alloc = i.max_single_alloc_bytes;
+  is_host = i.is_host;
+  is_host_unified = i.is_host_unified;
+  is_compatible = i.is_compatible;
+  axl_device_info raw{};
+  raw.struct_size = sizeof raw;
+  check(axl_device_get_info(device.get(), &raw));
+  backend_index = raw.backend_index;
+}
+
+py::object device_object(axl_device_t d) {
+  DeviceCache& c = cache();
+  if (auto it = c.objects.find(d); it != c.objects.end())
+    return py::reinterpret_borrow<py::object>(it->second);
+  if (!c.factory) throw std::runtime_error("axl._core: axl.driver did not register its device factory");
+  check(axl_device_retain(d));
+  auto handle = std::make_unique<DeviceHandle>(axl::Device(d));
+  py::object obj = py::reinterpret_borrow<py::object>(c.factory)(py::cast(std::move(handle)));
+  // The factory ran Python code, which may have let another thread in.
+  if (auto it = c.objects.find(d); it != c.objects.end())
+    return py::reinterpret_borrow<py::object>(it->second);
+  c.objects.emplace(d, obj.inc_ref().ptr());
+  return obj;
+}
+
+axl_device_t device_of(py::handle device) {
+  if (py::isinstance<DeviceHandle>(device)) return device.cast<DeviceHandle&>().get();
+  if (device && py::hasattr(device, "_h")) {
+    py::object h = device.attr("_h");
+    if (py::isinstance<DeviceHandle>(h)) return h.cast<DeviceHandle&>().get();
+  }
+  throw py::type_error(std::string("expected an axl.driver.Device (CPU() or Accelerator()), got ") +
+                       std::string(py::str(py::type::handle_of(device).attr("__name__"))));
+}
+
+std::string device_text(axl_device_t d) {
+  axl_device_info i{};
+  i.struct_size = sizeof i;
+  if (axl_device_get_info(d, &i) != AXL_SUCCESS) return "Device(?)";
+  return std::string("Device(type=") + i.label + ",id=" + std::to_string(i.id) + ")";
+}
+
+void synchronize_known_devices() {
+  std::vector<axl_device_t> devs;
+  for (auto& [d, obj] : cache().objects) devs.push_back(d);
+  without_gil([&] {
+    for (axl_device_t d : devs) axl_device_synchronize(d);  // errors are the caller's to see later
+  });
+}
+
+void register_devices(py::module_& m) {
+  py::class_<DeviceHandle>(m, "DeviceHandle", R"doc(
+The core device behind an axl.driver.Device (internal).
+
+Not constructible; axl.driver.CPU() and Accelerator() hold one as ``_h``.
+)doc")
+      .def_property_readonly("backend", [](const DeviceHandle& h) { return to_str(h.backend); })
+      .def_property_readonly("label", [](const DeviceHandle& h) { return to_str(h.label); })
+      .def_property_readonly("api", [](const DeviceHandle& h) { return to_str(h.api); })
+      .def_property_readonly("architecture_name",
+                             [](const DeviceHandle& h) { return to_str(h.architecture_name); })
+      .def_property_readonly("model_name", [](const DeviceHandle& h) { return to_str(h.model_name); })
+      .def_readonly("id", &DeviceHandle::id)
+      .def_readonly("backend_index", &DeviceHandle::backend_index)
+      .def_readonly("total_memory", &DeviceHandle::total_memory)
+      .def_readonly("max_single_alloc_size", &DeviceHandle::max_single_alloc)
+      .def_readonly("is_host", &DeviceHandle::is_host)
+      .def_readonly("is_host_unified", &DeviceHandle::is_host_unified)
+      .def_readonly("is_compatible", &DeviceHandle::is_compatible)
+      .def_property_readonly("ptr", [](const DeviceHandle& h) { return reinterpret_cast<uintptr_t>(h.get()); })
+      .def("memory_info", [](const DeviceHandle& h) { return h.device.memory_info(); },
+           "(free, total) bytes.")
+      .def("synchronize", [](const DeviceHandle& h) {
+        axl_status s = without_gil([&] { return axl_device_synchronize(h.get()); });
+        check(s);
+      })
+      .def("can_access", [](const DeviceHandle& h, py::handle other) {
+        uint8_t v = 0;
+        check(axl_device_can_access(h.get(), device_of(other), &v));
+        return v != 0;
+      })
+      .def("enable_peer_access", [](const DeviceHandle& h, py::handle other) {
+        check(axl_device_enable_peer_access(h.get(), device_of(other)));
+      })
+      .def("default_queue", [](const DeviceHandle& h) { return make_queue_object(h.device.default_queue()); });
+
+  m.def("_set_device_factory", [](py::object f) { cache().factory = f.release().ptr(); },
+        "Registers the callable that wraps a DeviceHandle in a Python Device (axl.driver).");
+  m.def("_device_object", &lookup, py::arg("label"), py::arg("id") = -1, R"doc(
+The one Python Device object of the id-th device with this label ("cpu" or
+"gpu"); id -1 is the first available. ValueError naming the number of devices
+when there is no such device.
+)doc");
+  m.def("_known_devices", [] {
+    py::list out;
+    for (auto& [d, obj] : cache().objects) out.append(py::reinterpret_borrow<py::object>(obj));
+    return out;
+  });
+}
+
+}  // namespace axlpy

@@ -1,0 +1,118 @@
+// axl::Error -> the axl.driver exception class registered for its status.
+//
+// The classes themselves are Python (axl/_errors.py) so that they can carry
+// attributes and pickle; axl/_errors.py hands them to _set_error_types at
+// import. Until then (only while axl itself is importing) the builtin types
+// MAX uses stand in: ValueError, IndexError, RuntimeError.
+#include <cstring>
+#include <exception>
+#include <unordered_map>
+
+#include "common.hpp"
+
+namespace axlpy {
+namespace {
+
+struct ErrorTypes {
+  std::unordered_map<int32_t, PyObject*> by_status;  // strong references, never dropped
+  PyObject* base = nullptr;                          // AxlError
+};
+
+ErrorTypes& types() {
+  static auto* t = new ErrorTypes();  // leaked: used until the very end
+  return *t;
+}
+
+PyObject* builtin_for(axl_status s) {
+  switch (s) {
+    case AXL_ERROR_INVALID_ARGUMENT: return PyExc_ValueError;
+    case AXL_ERROR_OUT_OF_RANGE: return PyExc_IndexError;
+    default: return PyExc_RuntimeError;
+  }
+}
+
+}  // namespace
+
+py::str to_str(const char* s) {
+  if (!s) s = "";
+  PyObject* o = PyUnicode_DecodeUTF8(s, static_cast<Py_ssize_t>(strlen(s)), "surrogateescape");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+py::str to_str(const std::string& s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+void set_python_error(const axl::Error& e) {
+  ErrorTypes& t = types();
+  PyObject* cls = nullptr;
+  if (auto it = t.by_status.find(e.status()); it != t.by_status.end()) cls = it->second;
+  else if (t.base) cls = t.base;
+  try {
+    if (cls) {
+      py::object exc = py::reinterpret_borrow<py::object>(cls)(
+          to_str(e.what()), static_cast<int>(e.status()), to_str(e.backend()), e.native_code(),
+          to_str(e.native_name()));
+      PyErr_SetObject(cls, exc.ptr());
+      return;
+    }
+  } catch (py::error_already_set& pe) {
+    // Building the exception failed (it should not); report that instead of
+    // losing both.
+    pe.restore();
+    return;
+  }
+  std::string msg = std::string(e.what()) + " [" + e.status_name() +
+                    (e.backend().empty() ? "" : ", backend '" + e.backend() + "'") + "]";
+  PyErr_SetString(builtin_for(e.status()), msg.c_str());
+}
+
+void set_python_error_from_current() {
+  try {
+    throw;
+  } catch (const axl::Error& e) {
+    set_python_error(e);
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "axl: unknown C++ exception");
+  }
+}
+
+void register_errors(py::module_& m) {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const axl::Error& e) {
+      set_python_error(e);
+    }
+  });
+
+  m.def(
+      "_set_error_types",
+      [](py::object base, py::dict by_status) {
+        ErrorTypes& t = types();
+        // Replacing is allowed (importlib.reload); the old classes leak.
+        t.base = base.release().ptr();
+        for (auto item : by_status)
+          t.by_status[item.first.cast<int32_t>()] =
+              py::reinterpret_borrow<py::object>(item.second).release().ptr();
+      },
+      py::arg("base"), py::arg("by_status"),
+      "Registers the exception classes raised for core errors (axl/_errors.py calls this).");
+
+  m.def(
+      "status_name", [](int32_t s) { return std::string(axl_status_name(s)); }, py::arg("status"),
+      "The name of an axl_status code, e.g. 'AXL_ERROR_INVALID_ARGUMENT'.");
+}
+
+}  // namespace axlpy

@@ -1,0 +1,320 @@
+// DeviceQueue, DeviceEvent, CompletionFlag and host functions.
+#include <atomic>
+#include <cstdio>
+
+#include "common.hpp"
+
+namespace axlpy {
+namespace {
+
+// Host functions enqueued and not yet run. At exit (atexit, before the
+// interpreter finalizes) the known devices are drained while this is
+// non-zero, so every callback runs while Python can still take it.
+std::atomic<int64_t> g_pending_host_funcs{0};
+
+// Prints a raising host function's traceback to stderr and carries on: the
+// exception has nowhere to go (the enqueuing frame is long gone), and a
+// callback must never take the process down (MAX prints, synchronize does
+// not raise).
+void report_host_func_error(PyObject* fn) {
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb && value) PyException_SetTraceback(value, tb);
+  bool printed = false;
+  try {
+    py::module_ sys = py::module_::import("sys");
+    py::object err = sys.attr("stderr");
+    if (!err.is_none()) {
+      std::string what;
+      try {
+        what = py::repr(py::handle(fn)).cast<std::string>();
+      } catch (...) {
+        what = "<unprintable callable>";
+      }
+      err.attr("write")("axl: exception in host function " + what +
+                        " (enqueued with DeviceQueue.enqueue_host_func); the queue goes on:\n");
+      py::module_::import("traceback")
+          .attr("print_exception")(py::handle(type ? type : Py_None), py::handle(value ? value : Py_None),
+                                   py::handle(tb ? tb : Py_None), py::arg("file") = err);
+      err.attr("flush")();
+      printed = true;
+    }
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("axl: reporting a host function's exception");
+  }
+  if (!printed && (type || value)) {
+    PyErr_Restore(type, value, tb);
+    PyErr_WriteUnraisable(fn);
+    return;
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+}
+
+// Runs on a backend worker thread; user_data is a strong reference to the
+// callable, taken at enqueue and dropped here (after the call), so the
+// callable lives exactly until it ran.
+void host_func_trampoline(void* user_data) {
+  auto* fn = static_cast<PyObject*>(user_data);
+  if (!interpreter_alive()) {
+    // Too late to run Python; the reference is deliberately leaked.
+    g_pending_host_funcs.fetch_sub(1);
+    return;
+  }
+  PyGILState_STATE st = PyGILState_Ensure();
+  PyObject* r = PyObject_CallNoArgs(fn);
+  if (r) Py_DECREF(r);
+  else report_host_func_error(fn);
+  Py_DECREF(fn);
+  PyGILState_Release(st);
+  g_pending_host_funcs.fetch_sub(1);
+}
+
+QueueObj& queue_from(py::handle h) { return h.cast<QueueObj&>(); }
+
+std::string hex(uintptr_t p) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(p));
+  return buf;
+}
+
+}  // namespace
+
+py::object make_queue_object(axl::Queue q) {
+  auto obj = std::make_unique<QueueObj>();
+  obj->device = q.device().get();
+  obj->queue = std::move(q);
+  return py::cast(std::move(obj));
+}
+
+void register_queues(py::module_& m) {
+
+  // ------------------------------------------------------------ DeviceEvent
+  py::class_<EventObj>(m, "DeviceEvent", R"doc(
+A point in a queue's work (MAX: ``max.driver.DeviceEvent``).
+
+``DeviceEvent(device, enable_timing=False)``; record it with
+``queue.record_event(event)``. Timing is off by default (as cuda.core and
+PyTorch) because timestamps cost something on every record.
+)doc")
+      .def(py::init([](py::handle device, bool enable_timing) {
+             auto ev = std::make_unique<EventObj>();
+             ev->device = device_of(device);
+             ev->timing = enable_timing;
+             axl_event_t e = nullptr;
+             check(axl_event_create(ev->device, enable_timing ? AXL_EVENT_TIMING : AXL_EVENT_NONE, &e));
+             ev->event = axl::Event(e);
+             return ev;
+           }),
+           py::arg("device"), py::arg("enable_timing") = false)
+      .def(
+          "synchronize",
+          [](EventObj& self) {
+            axl_status s = without_gil([&] { return axl_event_synchronize(self.event.get()); });
+            check(s);
+          },
+          "Blocks (without the GIL) until the last record completed; an event never recorded is complete.")
+      .def("is_ready", [](EventObj& self) { return self.event.is_ready(); },
+           "True once the last record completed (or if never recorded).")
+      .def(
+          "elapsed_time",
+          [](EventObj& self, EventObj& end) { return static_cast<double>(self.event.elapsed_ms(end.event)); },
+          py::arg("end_event"), R"doc(
+Milliseconds from this event to ``end_event`` (float).
+
+Both events need ``enable_timing=True``, must have been recorded, and must
+have completed (synchronize ``end_event`` first). The three failures are
+distinct: never recorded -> ``InvalidStateError``; not complete ->
+``NotReadyError``; timing disabled -> ``InvalidArgumentError`` (also a
+ValueError). All are RuntimeError subclasses, as MAX documents RuntimeError.
+)doc")
+      .def_property_readonly("device", [](EventObj& self) { return device_object(self.device); })
+      .def_readonly("enable_timing", &EventObj::timing)
+      .def("__eq__", [](EventObj& self, py::handle other) {
+        if (!py::isinstance<EventObj>(other)) return false;
+        return self.event.get() == other.cast<EventObj&>().event.get();
+      })
+      .def("__hash__", [](EventObj& self) { return std::hash<const void*>()(self.event.get()); })
+      .def("__str__",
+           [](EventObj& self) {
+             axl_device_info i{};
+             i.struct_size = sizeof i;
+             check(axl_device_get_info(self.device, &i));
+             return std::string(i.api) + "[" + std::to_string(i.id) + "]:event@" +
+                    hex(reinterpret_cast<uintptr_t>(self.event.get()));
+           })
+      .def("__repr__", [](py::handle self) { return py::str(self); });
+
+  // --------------------------------------------------------- CompletionFlag
+  py::class_<FlagObj>(m, "CompletionFlag", R"doc(
+An 8-byte unsigned value in host memory that the device can read and write
+(MAX: ``max.driver.CompletionFlag``). Starts at 0.
+
+Queues can wait for it (``DeviceQueue.wait_for_host_value``); the host stores
+with ``signal`` (release order) and reads with ``load`` (acquire order).
+Supported wherever the backend implements flags (cpu does; MAX documents
+CUDA only).
+)doc")
+      .def(py::init([](py::handle device) {
+             auto f = std::make_unique<FlagObj>();
+             f->device = device_of(device);
+             axl_flag_t h = nullptr;
+             check(axl_flag_create(f->device, &h));
+             f->flag = axl::Flag(h);
+             return f;
+           }),
+           py::arg("device"))
+      .def("signal", [](FlagObj& self, uint64_t v) { self.flag.signal(v); }, py::arg("value"),
+           "Release-ordered store of ``value``.")
+      .def("load", [](FlagObj& self) { return self.flag.load(); }, "Acquire-ordered load.")
+      .def("reset", [](FlagObj& self) { self.flag.reset(); }, "Relaxed store of 0.")
+      .def_property_readonly("device_ptr", [](FlagObj& self) { return self.flag.device_address(); },
+                             "The device-visible address of the value (int).")
+      .def_property_readonly("device", [](FlagObj& self) { return device_object(self.device); })
+      .def("__repr__", [](FlagObj& self) {
+        return "CompletionFlag(device=" + device_text(self.device) + ", value=" +
+               std::to_string(self.flag.load()) + ")";
+      });
+
+  // ------------------------------------------------------------ DeviceQueue
+  py::class_<QueueObj> queue(m, "DeviceQueue", R"doc(
+An in-order queue of work on one device (MAX: ``max.driver.DeviceQueue``).
+
+``DeviceQueue(device)`` makes a new queue; several queues of one device may
+run concurrently. ``device.default_queue`` is the queue created with the
+device. Work is enqueued by ``launch``, ``record_event``, ``wait_for``,
+``wait_for_host_value`` and ``enqueue_host_func`` and runs in order.
+)doc");
+  queue
+      .def(py::init([](py::handle device) {
+             auto obj = std::make_unique<QueueObj>();
+             obj->device = device_of(device);
+             axl_queue_t q = nullptr;
+             check(axl_queue_create(obj->device, 0, &q));
+             obj->queue = axl::Queue(q);
+             return obj;
+           }),
+           py::arg("device"), "A new in-order queue on ``device``.")
+      .def(
+          "synchronize",
+          [](QueueObj& self) {
+            axl_status s = without_gil([&] { return axl_queue_synchronize(self.queue.get()); });
+            check(s);
+          },
+          R"doc(
+Blocks (without the GIL) until every operation enqueued so far has finished.
+
+Raises the axl error of the first operation that failed since the previous
+synchronize, e.g. ``DeviceLostError`` (a RuntimeError), with the backend and
+its native code. MAX documents ValueError for this case; axl keeps the type of
+the failure instead.
+)doc")
+      .def(
+          "record_event",
+          [](QueueObj& self) {
+            auto ev = std::make_unique<EventObj>();
+            ev->device = self.device;
+            axl_event_t e = nullptr;
+            check(axl_event_create(self.device, AXL_EVENT_NONE, &e));
+            ev->event = axl::Event(e);
+            check(axl_queue_record_event(self.queue.get(), e));
+            return ev;
+          },
+          "Records a new DeviceEvent (timing off) that completes once everything enqueued so far has run.")
+      .def(
+          "record_event",
+          [](QueueObj& self, EventObj& ev) { check(axl_queue_record_event(self.queue.get(), ev.event.get())); },
+          py::arg("event"),
+          "Re-records ``event`` (same device) to complete once everything enqueued so far has run.")
+      .def(
+          "wait_for",
+          [](QueueObj& self, QueueObj& other) {
+            // Without the GIL: across backends without host callbacks the core
+            // falls back to synchronizing `other`, which may run Python.
+            axl_status s = without_gil([&] { return axl_queue_wait_queue(self.queue.get(), other.queue.get()); });
+            check(s);
+          },
+          py::arg("queue"),
+          "Later work on this queue waits for all work enqueued on ``queue`` so far (the host does not block).")
+      .def(
+          "wait_for",
+          [](QueueObj& self, EventObj& ev) {
+            axl_status s = without_gil([&] { return axl_queue_wait_event(self.queue.get(), ev.event.get()); });
+            check(s);
+          },
+          py::arg("event"), "Later work on this queue waits for ``event``'s last record (axl extension).")
+      .def(
+          "wait_for",
+          [](QueueObj& self, py::handle device) {
+            axl::Queue other;
+            axl_queue_t q = nullptr;
+            check(axl_device_default_queue(device_of(device), &q));
+            other = axl::Queue(q);
+            axl_status s = without_gil([&] { return axl_queue_wait_queue(self.queue.get(), q); });
+            release_without_gil(other);
+            check(s);
+          },
+          py::arg("device"), "Later work on this queue waits for all work on ``device.default_queue`` so far.")
+      .def(
+          "wait_for_host_value",
+          [](QueueObj& self, FlagObj& flag, uint64_t value) {
+            check(axl_queue_wait_flag(self.queue.get(), flag.flag.get(), value));
+          },
+          py::arg("flag"), py::arg("value"), R"doc(
+Stalls later work on this queue until ``flag.load() >= value``
+(cuStreamWaitValue64 with GEQ; MAX documents "equals"). The host does not
+block. The flag must belong to the same backend as the queue.
+)doc")
+      .def(
+          "enqueue_host_func",
+          [](QueueObj& self, py::object fn) {
+            if (!PyCallable_Check(fn.ptr()))
+              throw py::type_error("enqueue_host_func expects a callable taking no arguments, got " +
+                                   std::string(py::str(py::type::handle_of(fn).attr("__name__"))));
+            PyObject* ref = fn.inc_ref().ptr();
+            g_pending_host_funcs.fetch_add(1);
+            axl_status s = axl_queue_enqueue_host_func(self.queue.get(), host_func_trampoline, ref);
+            if (s != AXL_SUCCESS) {
+              // The callback will never run (the ABI's rule): undo both.
+              g_pending_host_funcs.fetch_sub(1);
+              Py_DECREF(ref);
+              check(s);
+            }
+          },
+          py::arg("fn"), R"doc(
+Runs ``fn()`` on a backend thread once all earlier work on this queue has run
+(cuLaunchHostFunc's contract). ``fn`` takes the GIL to run and must not call
+blocking axl functions (synchronize, waits) on this queue. If it raises, the
+traceback is printed to stderr and the queue carries on; the exception is not
+re-raised anywhere. The callable is kept alive until it has run.
+)doc")
+      .def_property_readonly("device", [](QueueObj& self) { return device_object(self.device); },
+                             "The Device this queue belongs to.")
+      .def_property_readonly(
+          "native_stream_handle", [](QueueObj& self) { return self.queue.native_handle(); },
+          "CUstream / hipStream_t as an int; 0 where the backend has none (cpu). Not owned by the caller.")
+      .def("_device_context_ptr", [](QueueObj& self) { return reinterpret_cast<uintptr_t>(self.queue.get()); },
+           "The core queue handle as an int (a per-queue key).")
+      .def("__eq__", [](QueueObj& self, py::handle other) {
+        if (!py::isinstance<QueueObj>(other)) return false;
+        return self.queue.get() == queue_from(other).queue.get();
+      })
+      .def("__hash__", [](QueueObj& self) { return std::hash<const void*>()(self.queue.get()); })
+      .def("__repr__", [](QueueObj& self) {
+        return "DeviceQueue(device=" + device_text(self.device) + ", handle=" +
+               hex(reinterpret_cast<uintptr_t>(self.queue.get())) + ")";
+      });
+  add_launch_method(queue);
+
+  m.def(
+      "_drain_host_funcs",
+      [] {
+        if (g_pending_host_funcs.load() > 0) synchronize_known_devices();
+      },
+      "Waits for pending host functions (registered with atexit by axl.driver).");
+  m.def("_pending_host_funcs", [] { return g_pending_host_funcs.load(); });
+}
+
+}  // namespace axlpy

@@ -1,0 +1,234 @@
+"""Discovery, device specs, virtual-device mode (spec sections 2.8 and 10)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import axl.driver.driver as driver_module
+from axl import _core, driver
+from axl.driver import (
+    CPU,
+    BackendUnavailableError,
+    DeviceSpec,
+    InvalidArgumentError,
+    UnsupportedError,
+    calculate_virtual_device_count,
+    calculate_virtual_device_count_from_cli,
+)
+
+from conftest import needs_virtual, run_py
+
+
+# ------------------------------------------------------------ DeviceSpec
+
+def test_device_spec_frozen_hashable():
+    a, b = DeviceSpec(0, "gpu"), DeviceSpec.accelerator(0)
+    assert a == b and hash(a) == hash(b)
+    assert len({a, b, DeviceSpec.cpu()}) == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.id = 3
+    assert DeviceSpec.cpu() == DeviceSpec(-1, "cpu")
+    assert DeviceSpec(3).device_type == "cpu"
+    assert DeviceSpec.accelerator() == DeviceSpec(0, "gpu")
+
+
+def test_device_spec_validation_message():
+    with pytest.raises(ValueError, match=r"^id provided -1 for accelerator must always be greater than 0$"):
+        DeviceSpec(-1, "gpu")
+    DeviceSpec(0, "gpu")  # 0 is valid despite the wording
+    DeviceSpec(-5, "cpu")
+
+
+def test_load_device_and_devices(cpu):
+    assert driver.driver.load_device(DeviceSpec.cpu()) is cpu
+    assert driver.load_devices([DeviceSpec.cpu(), DeviceSpec.cpu(7)]) == [cpu, cpu]
+
+
+def test_load_device_errors(monkeypatch):
+    monkeypatch.setattr(driver_module, "accelerator_count", lambda: 0)
+    with pytest.raises(ValueError, match=r"^Device 0 was requested but no devices were found\.$"):
+        driver.driver.load_device(DeviceSpec.accelerator(0))
+    monkeypatch.setattr(driver_module, "accelerator_count", lambda: 2)
+    with pytest.raises(ValueError, match=r"^Device 5 was requested but only found 2 devices\.$"):
+        driver.load_devices([DeviceSpec.cpu(), DeviceSpec.accelerator(5)])
+
+
+def test_scan_and_exist(monkeypatch):
+    monkeypatch.setattr(driver_module, "accelerator_count", lambda: 0)
+    assert driver.scan_available_devices() == [DeviceSpec.cpu()]
+    assert driver.devices_exist([DeviceSpec.cpu(3)])
+    assert driver.devices_exist([])
+    assert not driver.devices_exist([DeviceSpec.accelerator(0)])
+    monkeypatch.setattr(driver_module, "accelerator_count", lambda: 2)
+    assert driver.scan_available_devices() == [DeviceSpec.accelerator(0), DeviceSpec.accelerator(1)]
+    assert driver.devices_exist([DeviceSpec.accelerator(1), DeviceSpec.cpu()])
+    assert not driver.devices_exist([DeviceSpec.accelerator(2)])
+
+
+def test_accelerator_count_matches_core():
+    assert driver.accelerator_count() == _core._device_count("gpu")
+    assert _core._device_count("cpu") == 1
+
+
+def test_accelerator_api_and_arch_on_this_host():
+    if driver.accelerator_count() == 0:
+        assert driver.accelerator_api() == "cpu"
+        with pytest.raises(UnsupportedError, match="failed to get device architecture name"):
+            driver.accelerator_architecture_name()
+    else:
+        assert driver.accelerator_api() == driver.Accelerator().api
+        assert driver.accelerator_architecture_name()
+
+
+def test_enable_all_peer_access_is_idempotent():
+    driver.enable_all_peer_access()
+    driver.enable_all_peer_access()
+
+
+# --------------------------------------------------- virtual-device counts
+
+def test_calculate_virtual_device_count():
+    acc, cpu = DeviceSpec.accelerator, DeviceSpec.cpu
+    assert calculate_virtual_device_count() == 1
+    assert calculate_virtual_device_count([cpu()]) == 1
+    assert calculate_virtual_device_count([acc(3)], [acc(1)]) == 4
+    assert calculate_virtual_device_count([acc(0), cpu(9)]) == 1
+    # The C ABI's version agrees.
+    assert _core._calculate_virtual_device_count([(True, 3), (True, 1), (False, 9)]) == 4
+
+
+CLI_CASES = [
+    (("gpu:0,3",), 4), (("gpu",), 1), (("GPU:2",), 3), (("gpu:1,all",), 2), (("gpu:",), 1), (("GPU",), 1),
+    (("gpu0",), 1), (("cpu",), 1), ((" gpu:2",), 1), (("gpu: 3 , 1",), 4), (("gpu:-1",), 1), (("gpu:1", "gpu:4"), 5),
+    ((), 1),
+]
+
+
+@pytest.mark.parametrize("inputs,want", CLI_CASES)
+def test_from_cli_strings(inputs, want):
+    assert calculate_virtual_device_count_from_cli(*inputs) == want
+    # Cross-check with the core's implementation of the same grammar.
+    assert _core._calculate_virtual_device_count_from_cli(list(inputs)) == want
+
+
+def test_from_cli_lists_and_mixes():
+    assert calculate_virtual_device_count_from_cli([0, 1, 2]) == 3
+    assert calculate_virtual_device_count_from_cli([]) == 1
+    assert calculate_virtual_device_count_from_cli("gpu:1", [5]) == 6
+    assert calculate_virtual_device_count_from_cli(7, ("gpu:3",)) == 1  # ignored kinds
+
+
+def test_from_cli_gpu_all_consults_patched_count(monkeypatch):
+    monkeypatch.setattr(driver_module, "accelerator_count", lambda: 4)
+    assert calculate_virtual_device_count_from_cli("gpu:all") == 4
+    assert calculate_virtual_device_count_from_cli("GPU:ALL") == 4
+    monkeypatch.setattr(driver_module, "accelerator_count", lambda: 0)
+    assert calculate_virtual_device_count_from_cli("gpu:all") == 1
+
+
+def test_from_cli_bad_id():
+    with pytest.raises(ValueError, match="'x' is not an accelerator id"):
+        calculate_virtual_device_count_from_cli("gpu:1,x")
+    with pytest.raises(InvalidArgumentError, match="'x' is not an accelerator id"):
+        _core._calculate_virtual_device_count_from_cli(["gpu:1,x"])
+
+
+def test_device_spec_grammar_in_core():
+    assert _core._device_spec_parse("cpu") == [(False, -1)]
+    assert _core._device_spec_parse("gpu:0,1") == [(True, 0), (True, 1)]
+    with pytest.raises(ValueError):
+        _core._device_spec_parse("gpu:x")
+
+
+# ------------------------------------------------------ virtual-device mode
+
+def test_virtual_settings_round_trip():
+    # Settings are process-wide; every value set here is restored.
+    assert driver.get_virtual_device_count() == 0
+    assert driver.is_virtual_device_mode() is False
+    old_api, old_arch = driver.get_virtual_device_api(), driver.get_virtual_device_target_arch()
+    try:
+        driver.set_virtual_device_api("cuda")
+        driver.set_virtual_device_target_arch("sm_80")
+        assert driver.get_virtual_device_api() == "cuda"
+        assert driver.get_virtual_device_target_arch() == "sm_80"
+    finally:
+        driver.set_virtual_device_api(old_api)
+        driver.set_virtual_device_target_arch(old_arch)
+    assert driver.get_virtual_device_api() == old_api
+    with pytest.raises(ValueError):
+        driver.set_virtual_device_api("no spaces allowed")
+
+
+def test_virtual_cpu_target_round_trip():
+    assert driver.get_virtual_cpu_target() == ""
+    try:
+        driver.set_virtual_cpu_target("x86-64-v3")
+        assert driver.get_virtual_cpu_target() == "x86-64-v3"
+        driver.set_virtual_cpu_target("generic")
+        assert driver.get_virtual_cpu_target() == "generic"
+        with pytest.raises(ValueError, match="native"):
+            driver.set_virtual_cpu_target("native")
+        assert driver.get_virtual_cpu_target() == "generic"
+    finally:
+        driver.set_virtual_cpu_target("")
+    assert driver.get_virtual_cpu_target() == ""
+
+
+@pytest.mark.parametrize("count", [-1, 1025])
+def test_virtual_device_count_out_of_range(count):
+    with pytest.raises(InvalidArgumentError, match="expected 0 \\(off\\) to 1024"):
+        driver.set_virtual_device_count(count)
+    assert driver.get_virtual_device_count() == 0
+
+
+def test_virtual_device_count_zero_is_always_fine():
+    driver.set_virtual_device_count(0)
+    assert not driver.is_virtual_device_mode()
+
+
+@needs_virtual
+def test_virtual_device_mode_recipe():
+    """MAX's tested recipe: api cuda, arch sm_80, count 2."""
+    run_py("""
+        from axl import driver
+        from axl.driver import Accelerator, CPU
+        before = driver.accelerator_count()
+        driver.set_virtual_device_api("cuda")
+        driver.set_virtual_device_target_arch("sm_80")
+        driver.set_virtual_device_count(2)
+        assert driver.is_virtual_device_mode() and driver.get_virtual_device_count() == 2
+        assert driver.accelerator_count() == 2
+        a0, a1 = Accelerator(0), Accelerator(1)
+        assert a0.api == "cuda" and a0.architecture_name == "sm_80", (a0.api, a0.architecture_name)
+        assert a1.id == 1
+        assert driver.accelerator_api() == "cuda"
+        assert driver.accelerator_architecture_name() == "sm_80"
+        assert driver.scan_available_devices() == [driver.DeviceSpec.accelerator(0), driver.DeviceSpec.accelerator(1)]
+        driver.set_virtual_device_count(0)
+        assert not driver.is_virtual_device_mode()
+        assert driver.accelerator_count() == before
+        assert CPU().is_host
+        print("ok")
+    """)
+
+
+def test_virtual_device_mode_without_plugin():
+    p = run_py("""
+        from axl import driver
+        try:
+            driver.set_virtual_device_count(2)
+        except driver.BackendUnavailableError as e:
+            print("unavailable:", e)
+        else:
+            raise SystemExit("no error")
+        assert not driver.is_virtual_device_mode()
+    """, env={"AXL_PLUGINS_DISABLE": "virtual"})
+    assert "virtual" in p.stdout and "unavailable:" in p.stdout
+    assert issubclass(BackendUnavailableError, RuntimeError)
+
+
+def test_cpu_still_there(cpu):
+    assert CPU() is cpu

@@ -1,0 +1,143 @@
+"""DeviceQueue.enqueue_host_func: Python on a backend thread."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+
+import pytest
+
+from axl import _core
+from axl.driver import CompletionFlag
+
+from conftest import needs_virtual, run_py
+
+
+def test_runs_in_queue_order(queue):
+    seen = []
+    for i in range(100):
+        queue.enqueue_host_func(lambda i=i: seen.append(i))
+    queue.synchronize()
+    assert seen == list(range(100))
+
+
+def test_runs_on_another_thread(queue):
+    where = []
+    queue.enqueue_host_func(lambda: where.append(threading.get_ident()))
+    queue.synchronize()
+    assert where and where[0] != threading.get_ident()
+
+
+def test_callable_is_kept_alive_until_it_ran_then_released(cpu, queue):
+    flag = CompletionFlag(cpu)
+    queue.wait_for_host_value(flag, 1)  # nothing runs until the flag opens
+
+    class Callback:
+        ran = False
+
+        def __call__(self):
+            Callback.ran = True
+
+    cb = Callback()
+    ref = weakref.ref(cb)
+    queue.enqueue_host_func(cb)
+    del cb
+    gc.collect()
+    assert ref() is not None, "dropped before it ran"
+    flag.signal(1)
+    queue.synchronize()
+    assert Callback.ran
+    gc.collect()
+    assert ref() is None, "kept after it ran"
+    assert _core._pending_host_funcs() == 0
+
+
+def test_not_callable(queue):
+    with pytest.raises(TypeError, match="callable"):
+        queue.enqueue_host_func(42)
+
+
+def test_raising_callback_is_printed_and_the_process_goes_on():
+    p = run_py("""
+        from axl.driver import CPU
+        q = CPU().default_queue
+        out = []
+        def bad():
+            raise ValueError("boom from a host function")
+        q.enqueue_host_func(bad)
+        q.enqueue_host_func(lambda: out.append("after"))
+        q.synchronize()          # does not raise
+        def stop():
+            raise SystemExit(3)  # not even SystemExit ends the process
+        q.enqueue_host_func(stop)
+        q.synchronize()
+        assert out == ["after"], out
+        print("still alive")
+    """)
+    assert "still alive" in p.stdout
+    assert "Traceback (most recent call last)" in p.stderr
+    assert "ValueError: boom from a host function" in p.stderr
+    assert "in bad" in p.stderr
+    assert "enqueue_host_func" in p.stderr  # the header says where it came from
+
+
+def test_pending_host_funcs_run_before_exit(tmp_path):
+    """Queued callbacks still run when the script ends without synchronize."""
+    marker = tmp_path / "ran"
+    run_py(f"""
+        import time
+        from axl.driver import CPU
+        q = CPU().default_queue
+        def slow():
+            time.sleep(0.2)
+            open({str(marker)!r}, "w").write("yes")
+        q.enqueue_host_func(slow)
+    """)
+    assert marker.read_text() == "yes"
+
+
+def test_callback_may_use_axl_but_not_wait_on_its_own_queue():
+    p = run_py("""
+        from axl.driver import CPU, DeviceQueue, InvalidStateError
+        cpu = CPU()
+        q = DeviceQueue(cpu)
+        errors = []
+        def cb():
+            try:
+                q.synchronize()
+            except InvalidStateError as e:
+                errors.append(str(e))
+        q.enqueue_host_func(cb)
+        q.synchronize()
+        assert errors and "wait for itself" in errors[0], errors
+        print("ok")
+    """)
+    assert "ok" in p.stdout
+
+
+@needs_virtual
+def test_host_funcs_on_virtual_backend():
+    run_py("""
+        from axl.driver import Accelerator
+        q = Accelerator().default_queue
+        seen = []
+        for i in range(10):
+            q.enqueue_host_func(lambda i=i: seen.append(i))
+        q.synchronize()
+        assert seen == list(range(10)), seen
+    """, env={"AXL_VIRTUAL_DEVICES": "1"})
+
+
+def test_dropping_a_queue_with_pending_host_funcs(cpu):
+    """Releasing a queue finishes its work first; that work needs the GIL,
+    so the release must not hold it."""
+    from axl.driver import DeviceQueue
+
+    seen = []
+    q = DeviceQueue(cpu)
+    for i in range(20):
+        q.enqueue_host_func(lambda i=i: seen.append(i))
+    del q
+    gc.collect()
+    assert seen == list(range(20))

@@ -1,0 +1,86 @@
+# Runs axl-cts and holds its JSON report to expectations (ctest, see
+# CMakeLists.txt). Variables:
+#   CTS                  the axl-cts executable
+#   CTS_ARGS             its arguments (a CMake list)
+#   REPORT               where the report goes
+#   EXPECT_PASS          backend that must have pass > 0 (optional)
+#   EXPECT_SKIP_REASON   "<backend>=<text>": that backend must have skips and
+#                        no passes of device cases, every skip's reason
+#                        containing <text> (optional)
+# Always: the run exits 0, the report parses, totals.fail is 0.
+cmake_minimum_required(VERSION 3.24)
+
+file(REMOVE "${REPORT}")
+execute_process(COMMAND "${CTS}" ${CTS_ARGS} --report "${REPORT}"
+                RESULT_VARIABLE rc)
+if(NOT EXISTS "${REPORT}")
+  message(FATAL_ERROR "axl-cts (exit ${rc}) wrote no report at ${REPORT}")
+endif()
+file(READ "${REPORT}" json)
+string(JSON fails ERROR_VARIABLE err GET "${json}" totals fail)
+if(err)
+  message(FATAL_ERROR "the report does not parse as expected: ${err}")
+endif()
+if(NOT rc EQUAL 0 OR NOT fails EQUAL 0)
+  message(FATAL_ERROR "axl-cts exited ${rc} with ${fails} failure(s); see the output above and ${REPORT}")
+endif()
+
+string(JSON nb LENGTH "${json}" backends)
+if(nb EQUAL 0)
+  message(FATAL_ERROR "the report lists no backend")
+endif()
+
+# The backend's entry by name.
+function(_backend name out)
+  math(EXPR last "${nb} - 1")
+  foreach(i RANGE ${last})
+    string(JSON n GET "${json}" backends ${i} name)
+    if(n STREQUAL name)
+      set(${out} ${i} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "the report has no backend '${name}'")
+endfunction()
+
+if(EXPECT_PASS)
+  _backend(${EXPECT_PASS} i)
+  string(JSON passes GET "${json}" backends ${i} counts pass)
+  if(NOT passes GREATER 0)
+    message(FATAL_ERROR "backend ${EXPECT_PASS}: no case passed")
+  endif()
+  message(STATUS "${EXPECT_PASS}: ${passes} passed, 0 failed")
+endif()
+
+if(EXPECT_SKIP_REASON)
+  string(FIND "${EXPECT_SKIP_REASON}" "=" eq)
+  string(SUBSTRING "${EXPECT_SKIP_REASON}" 0 ${eq} name)
+  math(EXPR from "${eq} + 1")
+  string(SUBSTRING "${EXPECT_SKIP_REASON}" ${from} -1 text)
+  _backend(${name} i)
+  string(JSON nskip LENGTH "${json}" backends ${i} skipped)
+  if(nskip EQUAL 0)
+    message(FATAL_ERROR "backend ${name}: nothing was skipped")
+  endif()
+  math(EXPR last "${nskip} - 1")
+  foreach(k RANGE ${last})
+    string(JSON why GET "${json}" backends ${i} skipped ${k} reason)
+    string(FIND "${why}" "${text}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "backend ${name}: a skip's reason is '${why}', not '${text}'")
+    endif()
+  endforeach()
+  # Only negotiation can pass on a backend that cannot run: it checks the
+  # file, not a device.
+  string(JSON npass LENGTH "${json}" backends ${i} passed)
+  if(npass GREATER 0)
+    math(EXPR last "${npass} - 1")
+    foreach(k RANGE ${last})
+      string(JSON c GET "${json}" backends ${i} passed ${k})
+      if(NOT c MATCHES "^cts\\.negotiate\\.")
+        message(FATAL_ERROR "backend ${name} is unavailable but '${c}' passed")
+      endif()
+    endforeach()
+  endif()
+  message(STATUS "${name}: ${nskip} skipped with '${text}', ${npass} negotiation case(s) passed")
+endif()

@@ -1,0 +1,306 @@
+// axl-cts: the conformance suite every axl backend runs.
+//
+//   axl-cts [--plugin PATH] [--backend NAME[,NAME...]] [--report FILE]
+//           [--run-known-failures] [--case-timeout SECONDS] [--quiet]
+//           [Catch2 options and test specs, e.g. "cts.queue.*" or [memory]]
+//
+// It discovers backends the way any application does (or loads exactly one
+// file with --plugin), opens every device, checks each plugin file's
+// negotiation in a child process, then runs the CTS cases over every backend
+// and device. Results per backend: pass, skip (with reasons), unsupported
+// and fail; --report writes them as JSON for certification. The exit status
+// is 0 when nothing failed, 1 otherwise, 2 for a usage error.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cts.hpp"
+
+namespace {
+
+void usage(FILE* f) {
+  std::fprintf(f,
+      "usage: axl-cts [options] [Catch2 options] [case name or [tag] ...]\n"
+      "\n"
+      "Runs the axl conformance suite against every backend discovery finds, or the ones\n"
+      "selected below, on every device they report.\n"
+      "\n"
+      "  --plugin PATH            load only this plugin file (sets AXL_PLUGINS=PATH before any\n"
+      "                           axl call, so nothing else loads)\n"
+      "  --backend NAME[,NAME]    test only these backends (others still load); repeatable\n"
+      "  --report FILE            write the certification report (JSON) to FILE\n"
+      "  --run-known-failures     also run cases known_failures.hpp lists as failing; an\n"
+      "                           unexpected pass then counts as a failure\n"
+      "  --case-timeout SECONDS   a case running longer is a failure and stops the run\n"
+      "                           (default 300; 0 disables)\n"
+      "  --quiet                  print only results that are not a pass\n"
+      "  -h, --help               this text, then Catch2's options\n"
+      "\n"
+      "Examples:\n"
+      "  axl-cts --backend cpu --report cpu.json\n"
+      "  axl-cts --plugin $PWD/build/libaxl_plugin_acme.so --report acme.json\n"
+      "  axl-cts \"cts.queue.*\"          (Catch2 test spec: only the queue cases)\n"
+      "  axl-cts --list-tests\n"
+      "\n"
+      "Exit status: 0 nothing failed, 1 a case failed, 2 usage error.\n\n");
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  buf[n] = '\0';
+  return buf;
+}
+
+std::string file_backend_name(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  const std::string pre = "libaxl_plugin_", suf = ".so";
+  if (base.size() > pre.size() + suf.size() && base.compare(0, pre.size(), pre) == 0 &&
+      base.compare(base.size() - suf.size(), suf.size(), suf) == 0)
+    return base.substr(pre.size(), base.size() - pre.size() - suf.size());
+  return base;
+}
+
+struct Record {
+  std::string path, name, api, version, reason;
+  uint32_t abi_major = 0, abi_minor = 0, device_count = 0, flags = 0;
+  int32_t state = AXL_PLUGIN_STATE_SKIPPED;
+  axl_status status = AXL_SUCCESS;
+};
+
+std::vector<Record> read_records() {
+  std::vector<Record> out;
+  uint32_t n = 0;
+  if (axl_plugin_count(&n) != AXL_SUCCESS) return out;
+  for (uint32_t i = 0; i < n; ++i) {
+    axl_plugin_record r{};
+    r.struct_size = sizeof r;
+    if (axl_plugin_get_record(i, &r) != AXL_SUCCESS) continue;
+    // Copied at once: a record's reason string is replaced when its backend
+    // fails to initialise later.
+    Record c;
+    c.path = r.path ? r.path : "";
+    c.name = r.name && *r.name ? r.name : file_backend_name(c.path);
+    c.api = r.api ? r.api : "";
+    c.version = r.version ? r.version : "";
+    c.reason = r.reason ? r.reason : "";
+    c.abi_major = r.abi_major;
+    c.abi_minor = r.abi_minor;
+    c.device_count = r.device_count;
+    c.flags = r.flags;
+    c.state = r.state;
+    c.status = r.status;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string cat_status(axl_status s, const std::string& message) {
+  return cts::cat(axl_status_name(s), ": ", message);
+}
+
+// Opens every device the process sees. Opening a device initialises its
+// backend; a backend that fails drops out of enumeration, so the same index
+// is tried again rather than skipping a device of the next backend.
+void open_devices(std::vector<cts::BackendUnderTest>& under_test) {
+  uint32_t index = 0;
+  for (int attempts = 0; attempts < 4096; ++attempts) {
+    uint32_t count = 0;
+    if (axl_device_count(nullptr, &count) != AXL_SUCCESS || index >= count) break;
+    axl_device_t raw = nullptr;
+    const axl_status s = axl_device_get(nullptr, index, &raw);
+    if (s != AXL_SUCCESS) {
+      const cts::LastError e = cts::last_error();
+      for (auto& b : under_test)
+        if (b.name == e.backend && b.device_error.empty())
+          b.device_error = cat_status(s, e.message);
+      uint32_t after = 0;
+      axl_device_count(nullptr, &after);
+      if (after >= count) ++index;  // this device failed; its backend stays
+      continue;
+    }
+    axl::Device d(raw);
+    axl::DeviceInfo info = d.info();
+    axl_device_info raw_info{};
+    raw_info.struct_size = sizeof raw_info;
+    axl_device_get_info(raw, &raw_info);
+    for (auto& b : under_test)
+      if (b.name == info.backend) b.devices.push_back({raw_info.backend_index, d, info});
+    ++index;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--probe-negotiate") == 0)
+    return cts::run_probe_child(argc >= 3 ? argv[2] : "");
+  if (argc >= 2 && std::strcmp(argv[1], "--fault-child") == 0) return cts::run_fault_child(argc, argv);
+
+  std::string plugin, report;
+  std::set<std::string> wanted;
+  bool help = false;
+  std::vector<std::string> catch_args = {argv[0]};
+  std::vector<std::string> all_args(argv, argv + argc);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    // Both "--opt value" and "--opt=value".
+    auto value = [&](const char* opt, std::string& out) -> int {
+      const size_t n = std::strlen(opt);
+      if (a == opt) {
+        if (i + 1 >= argc) {
+          std::fprintf(stderr, "axl-cts: %s needs a value\n", opt);
+          return -1;
+        }
+        out = argv[++i];
+        return 1;
+      }
+      if (a.compare(0, n, opt) == 0 && a.size() > n && a[n] == '=') {
+        out = a.substr(n + 1);
+        return 1;
+      }
+      return 0;
+    };
+    std::string v;
+    int r;
+    if ((r = value("--plugin", plugin)) != 0) {
+      if (r < 0) return 2;
+    } else if ((r = value("--report", report)) != 0) {
+      if (r < 0) return 2;
+    } else if ((r = value("--backend", v)) != 0) {
+      if (r < 0) return 2;
+      for (auto& n : split_commas(v)) wanted.insert(n);
+    } else if ((r = value("--case-timeout", v)) != 0) {
+      if (r < 0) return 2;
+      char* end = nullptr;
+      const double t = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || t < 0) {
+        std::fprintf(stderr, "axl-cts: --case-timeout expects seconds >= 0, got '%s'\n", v.c_str());
+        return 2;
+      }
+      cts::options().case_timeout_s = t;
+    } else if (a == "--run-known-failures") {
+      cts::options().run_known_failures = true;
+    } else if (a == "--quiet") {
+      cts::options().quiet = true;
+    } else {
+      if (a == "-h" || a == "--help" || a == "-?") help = true;
+      catch_args.push_back(a);
+    }
+  }
+  if (help) usage(stdout);
+
+  Catch::Session session;
+  {
+    std::vector<const char*> cargv;
+    for (auto& s : catch_args) cargv.push_back(s.c_str());
+    const int rc = session.applyCommandLine(static_cast<int>(cargv.size()), cargv.data());
+    if (rc != 0) return 2;
+  }
+  const Catch::ConfigData& cfg = session.configData();
+  if (cfg.showHelp || cfg.listTests || cfg.listTestNamesOnly || cfg.listTags || cfg.listReporters)
+    return session.run();
+
+  cts::options().self_exe = self_exe();
+  if (cts::options().self_exe.empty()) {
+    std::fprintf(stderr, "axl-cts: cannot find its own executable (/proc/self/exe)\n");
+    return 2;
+  }
+  if (!plugin.empty()) {
+    char real[PATH_MAX];
+    if (!realpath(plugin.c_str(), real)) {
+      std::fprintf(stderr, "axl-cts: --plugin %s: %s\n", plugin.c_str(), std::strerror(errno));
+      return 2;
+    }
+    // Before the first axl call: discovery reads it once.
+    setenv("AXL_PLUGINS", real, 1);
+  }
+
+  const uint32_t abi = axl_abi_version();
+  std::printf("axl-cts: core %s (application ABI %u.%u, plugin ABI %d.%d)\n", axl_version_string(),
+              abi >> 16, abi & 0xffff, AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR);
+  if (axl_init() != AXL_SUCCESS)
+    std::printf("  discovery: %s\n", axl_last_error_message());  // e.g. AXL_PLUGINS failed
+
+  // Every file discovery considered, then the ones under test.
+  auto& under_test = cts::backends();
+  for (const Record& r : read_records()) {
+    if (r.state == AXL_PLUGIN_STATE_SHADOWED || r.state == AXL_PLUGIN_STATE_DISABLED) continue;
+    if (!wanted.empty() && !wanted.count(r.name)) continue;
+    cts::BackendUnderTest b;
+    b.name = r.name;
+    b.path = r.path;
+    under_test.push_back(b);
+  }
+  for (const auto& w : wanted) {
+    bool found = false;
+    for (auto& b : under_test) found = found || b.name == w;
+    if (!found) {
+      std::fprintf(stderr, "axl-cts: --backend %s: no such backend was discovered. Found:",
+                   w.c_str());
+      for (const Record& r : read_records())
+        std::fprintf(stderr, " %s (%s)", r.name.c_str(), cts::state_name(r.state));
+      std::fprintf(stderr, "%s\n", read_records().empty() ? " nothing" : "");
+      return 2;
+    }
+  }
+
+  open_devices(under_test);
+  // Records last: opening devices can turn "loaded" into "unavailable".
+  for (const Record& r : read_records())
+    for (auto& b : under_test)
+      if (b.path == r.path) {
+        b.api = r.api;
+        b.version = r.version;
+        b.reason = r.reason;
+        b.abi_major = r.abi_major;
+        b.abi_minor = r.abi_minor;
+        b.flags = r.flags;
+        b.record_devices = r.device_count;
+        b.state = r.state;
+        b.status = r.status;
+      }
+  for (auto& b : under_test) b.probe = cts::probe_plugin(b.path);
+
+  std::printf("backends under test:\n");
+  for (const auto& b : under_test) {
+    std::printf("  %-14s %-12s %s\n", b.name.c_str(), cts::state_name(b.state), b.path.c_str());
+    if (!b.reason.empty()) std::printf("  %-14s %-12s reason: %s\n", "", "", b.reason.c_str());
+    for (const auto& d : b.devices)
+      std::printf("  %-14s %-12s device %u: %s, api %s, %s\n", "", "", d.backend_index,
+                  d.info.label.c_str(), d.info.api.c_str(), d.info.model_name.c_str());
+    if (b.devices.empty() && !b.device_error.empty())
+      std::printf("  %-14s %-12s devices: %s\n", "", "", b.device_error.c_str());
+  }
+  if (under_test.empty()) std::printf("  (none: no plugin was discovered)\n");
+  std::printf("\n");
+  std::fflush(stdout);
+
+  cts::start_watchdog(report, all_args);
+  const int catch_failures = session.run();
+  const bool failed = cts::finish(report, all_args);
+  return (failed || catch_failures != 0) ? 1 : 0;
+}
