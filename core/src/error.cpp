@@ -32,6 +32,7 @@ axl_status fail(axl_status status, const char* fmt, ...) {
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   LastError& e = last();
+  e.reported = false;
   e.status = status;
   e.backend.clear();
   e.native_code = 0;
@@ -45,6 +46,7 @@ axl_status fail_backend(axl_status status, const std::string& backend,
                         int64_t native_code, const char* native_name,
                         const std::string& message) {
   LastError& e = last();
+  e.reported = false;
   e.status = status;
   e.backend = backend;
   e.native_code = native_code;
@@ -54,7 +56,12 @@ axl_status fail_backend(axl_status status, const std::string& backend,
 }
 
 void begin_plugin_call() { last().reported = false; }
-bool plugin_reported() { return last().reported; }
+bool plugin_reported() {
+  LastError& e = last();
+  bool r = e.reported;
+  e.reported = false;
+  return r;
+}
 
 // host->report_error: the plugin is about to return `status`.
 void host_report_error(void* ctx, axl_status status, int64_t native_code,
@@ -68,12 +75,11 @@ void host_report_error(void* ctx, axl_status status, int64_t native_code,
 
 axl_status Backend::check(axl_status s, const char* slot) {
   if (s == AXL_ERROR_NOT_READY) return s;  // a state, not a failure
-  if (!plugin_reported()) {
-    fail_backend(s, name, 0, nullptr,
-                 name + ": " + slot + " failed with " + axl_status_name(s));
-  } else {
-    last().status = s;
-  }
+  // A mark left by a report for another status is stale: the plugin did not
+  // explain this one.
+  const bool fresh = plugin_reported() && last().status == s;
+  if (!fresh)
+    fail_backend(s, name, 0, nullptr, name + ": " + slot + " failed with " + axl_status_name(s));
   return s;
 }
 

@@ -407,7 +407,7 @@ axl_status ensure_init() {
   return AXL_SUCCESS;
 }
 
-axl_status Backend::ensure_ready() {
+axl_status Backend::ensure_ready_slow() {
   if (poisoned.load(std::memory_order_relaxed))
     return fail_backend(AXL_ERROR_FORKED, name, 0, nullptr,
                         "backend '" + name +
