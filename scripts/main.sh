@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The main job: install dependencies, build, list plugins and devices, and run
-# the quickstart (load a CPU kernel module, copy data in, launch, copy out,
-# verify, print the launch trace).
+# The main job: install dependencies, install the axl Python package (core,
+# plugins and extension in one wheel) into a venv, list plugins and devices,
+# and run the quickstart: pick the best device, upload a numpy array, run a
+# kernel, time it with events, show the launch trace, verify the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-# A separate folder from the test build, so the two commands never fight.
-cmake -S . -B build-main -DCMAKE_BUILD_TYPE=Release -DAXL_BUILD_TESTS=OFF -DAXL_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build build-main -j"$(nproc)"
-build-main/bin/axl-info
-build-main/bin/axl-quickstart
+venv="${AXL_VENV:-.venv}"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check ".[numpy]"
+"$venv/bin/python" -m axl info
+"$venv/bin/python" examples/quickstart.py

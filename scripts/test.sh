@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: a normal build, an ASan+UBSan build and a TSan build
-# (threaded parts: queues, loader, tracing, fork), each run by ctest.
+# (threaded parts: queues, loader, tracing, fork), each run by ctest; then the
+# Python package installed into a fresh venv and its pytest suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -22,3 +23,6 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DAXL_TSAN=ON -DAXL_BUILD_BENC
 cmake --build build-tsan -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -L threads
+
+echo "== python: pip install . into a fresh venv, pytest tests/python"
+bash python/run_tests.sh
