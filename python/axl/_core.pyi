@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any, Union, overload
 
 import numpy
 
@@ -67,8 +67,12 @@ class DeviceQueue:
     def __init__(self, device: Device) -> None: ...
     def synchronize(self) -> None:
         """Blocks (GIL released) until all enqueued work ran; raises the first failure."""
-    def record_event(self, event: DeviceEvent | None = None) -> DeviceEvent | None:
-        """No argument: records and returns a new event. With one: re-records it, returns None."""
+    @overload
+    def record_event(self) -> DeviceEvent:
+        """Records and returns a new event (timing off)."""
+    @overload
+    def record_event(self, event: DeviceEvent) -> None:
+        """Re-records ``event`` (same device)."""
     def wait_for(self, other: DeviceQueue | Device | DeviceEvent) -> None:
         """Later work waits for other's work so far (device: its default queue). Host does not block."""
     def wait_for_host_value(self, flag: CompletionFlag, value: int) -> None:

@@ -62,18 +62,27 @@ int setup(Setup& s, uint64_t bytes) {
 int oob() {
   Setup s;
   if (int rc = setup(s, 1000)) return rc;
+  // The copy waits for a flag, so that what is printed before it runs is
+  // printed before any fault.
+  axl_pflag gate = nullptr;
+  uint64_t* gate_value = nullptr;
+  if (s.t->flag_create(s.dev, &gate) || s.t->flag_get_host_address(gate, &gate_value) ||
+      s.t->queue_wait_flag(s.queue, gate, 1))
+    return fail("gating the queue on a flag failed");
   // 1000 bytes are rounded up to 1024 (the 256-byte alignment); 64 more run
   // into whatever follows.
   std::vector<unsigned char> src(1024 + 64, 0xEE);
   const axl_status st = s.t->queue_copy_htod(s.queue, s.addr, src.data(), src.size());
   kv("enqueue", status_name(st));
-  if (st != AXL_SUCCESS) {
-    kv("message", vd::plugin().host->last_report().message);
-    return 0;
-  }
+  if (st != AXL_SUCCESS) kv("message", vd::plugin().host->last_report().message);
   kv("reached", "synchronize");
+  __atomic_store_n(gate_value, 1, __ATOMIC_RELEASE);
   const axl_status sync = s.t->queue_synchronize(s.queue);
   kv("synchronize", status_name(sync));  // not reached in guard mode
+  s.t->flag_destroy(gate);
+  s.t->queue_destroy(s.queue);
+  s.t->memory_free(s.dev, s.addr);
+  s.t->backend_shutdown();
   return 0;
 }
 

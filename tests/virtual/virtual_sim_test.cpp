@@ -41,14 +41,18 @@ TEST_CASE("child: 20 ms per operation", "[.child]") {
   axl::Buffer buf = d.allocate(4 * n);
   q1.fill(buf, 0x00, 1);
   q1.synchronize();
+  std::vector<unsigned char> out(4 * n, 0x55);
 
   // q1 computes for 20 ms, then writes pattern A; q2 reads without waiting.
   // A device write lands when its operation is over and a read happens when
   // it starts, so q2 reads the old bytes every time, not once in a while.
+  // Under ThreadSanitizer the same missing wait is a data race between the
+  // two queues' workers, which it reports (rightly), so that half runs in
+  // the other builds only.
+#if !defined(__SANITIZE_THREAD__)
   const auto t0 = std::chrono::steady_clock::now();
   q1.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(buf), axl::Arg::scalar(n), axl::Arg::scalar(value)});
   q1.fill(buf, 0xA1, 1);
-  std::vector<unsigned char> out(4 * n, 0x55);
   q2.copy_to_host(out.data(), buf, out.size());
   q2.synchronize();
   q1.synchronize();
@@ -57,6 +61,7 @@ TEST_CASE("child: 20 ms per operation", "[.child]") {
   q2.copy_to_host(out.data(), buf, out.size());
   q2.synchronize();
   CHECK(all_equal(out, 0xA1));  // A did land, later
+#endif
 
   // The same with the wait: q2 sees B.
   const auto t1 = std::chrono::steady_clock::now();

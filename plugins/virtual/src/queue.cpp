@@ -1,8 +1,10 @@
 // Queues: each is a WorkQueue whose worker moves the bytes of copies and
 // fills in enqueue order, taking the simulated time the cost hook prices.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "axl/common/event.hpp"
 #include "axl/common/host_fn.hpp"
@@ -53,36 +55,43 @@ axl_status enqueue_failure(Queue& q, OpInfo info, const FaultHit& hit) {
   });
 }
 
-// Bytes in flight between the two halves of a timed transfer.
-struct Staging {
-  std::unique_ptr<unsigned char[]> bytes;
-};
+// Sleeps until `deadline` with better than scheduler-tick precision, as the
+// work queue does after an operation: simulated times are often a few
+// hundred microseconds.
+void wait_until(std::chrono::steady_clock::time_point deadline) {
+  using namespace std::chrono;
+  constexpr auto kSpinWindow = microseconds(60);
+  if (deadline - steady_clock::now() > kSpinWindow) std::this_thread::sleep_until(deadline - kSpinWindow);
+  while (steady_clock::now() < deadline) std::this_thread::yield();
+}
 
 // Moves `bytes` from src to dst on the queue, priced as `info`. Without
 // simulated time this is one memmove (the core may pass overlapping ranges of
-// one allocation). With it, the source is read when the operation starts and
-// the destination written when its simulated time is over (a second, free
-// operation that runs right after the first one's time): a reader that does
-// not wait for a writer sees the old bytes, and a writer's bytes land late,
-// so a missing wait fails every run instead of once in a while.
+// one allocation). With it, the cost hook keeps the queue busy for the
+// operation's simulated time, and the operation places its own work inside
+// that time: it reads the source when it starts and writes the destination
+// as late as the time allows (the write takes about as long as the read did).
+// A reader that does not wait for a writer sees the old bytes, and a writer's
+// bytes land late, so a missing wait fails every run instead of once in a
+// while; and the time an event measures stays the simulated one.
 axl_status enqueue_move(Queue& q, OpInfo info, unsigned char* dst, const unsigned char* src,
                         uint64_t bytes) {
   if (!backend().sim.enabled())
     return q.work.enqueue(info, [dst, src, bytes] { std::memmove(dst, src, bytes); });
-  auto stage = std::make_shared<Staging>();
-  if (axl_status s = q.work.enqueue(info, [stage, src, bytes](std::string& message) -> axl_status {
-        stage->bytes.reset(new (std::nothrow) unsigned char[bytes]);
-        if (!stage->bytes) {
-          message = common::str("no host memory to stage a ", bytes, "-byte timed copy");
-          return AXL_ERROR_OUT_OF_HOST_MEMORY;
-        }
-        std::memcpy(stage->bytes.get(), src, bytes);
-        return AXL_SUCCESS;
-      }))
-    return s;
-  return q.work.enqueue(OpInfo{OpKind::kOther, 0}, [stage, dst, bytes] {
-    if (stage->bytes) std::memcpy(dst, stage->bytes.get(), bytes);
-    stage->bytes.reset();
+  return q.work.enqueue(info, [info, dst, src, bytes](std::string& message) -> axl_status {
+    using namespace std::chrono;
+    const auto start = steady_clock::now();
+    const nanoseconds cost(backend().sim.cost_ns(info));  // the hook's price for this operation
+    std::unique_ptr<unsigned char[]> stage(new (std::nothrow) unsigned char[bytes]);
+    if (!stage) {
+      message = common::str("no host memory to stage a ", bytes, "-byte timed copy");
+      return AXL_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    std::memcpy(stage.get(), src, bytes);
+    const auto read = steady_clock::now() - start;
+    if (cost > read) wait_until(start + cost - read);
+    std::memcpy(dst, stage.get(), bytes);
+    return AXL_SUCCESS;
   });
 }
 
@@ -111,15 +120,18 @@ void fill_pattern(unsigned char* dst, uint64_t bytes, uint32_t value, uint32_t s
   }
 }
 
-// A fill, landing at the end of its simulated time like enqueue_move's
-// writes.
+// A fill; with simulated time it lands when that time is over, like
+// enqueue_move's writes.
 axl_status enqueue_fill(Queue& q, unsigned char* dst, uint64_t bytes, uint32_t value,
                         uint32_t size) {
   const OpInfo info{OpKind::kFill, bytes};
-  auto fill = [dst, bytes, value, size] { fill_pattern(dst, bytes, value, size); };
-  if (!backend().sim.enabled()) return q.work.enqueue(info, fill);
-  if (axl_status s = q.work.enqueue(info, [] {})) return s;
-  return q.work.enqueue(OpInfo{OpKind::kOther, 0}, fill);
+  if (!backend().sim.enabled())
+    return q.work.enqueue(info, [dst, bytes, value, size] { fill_pattern(dst, bytes, value, size); });
+  return q.work.enqueue(info, [info, dst, bytes, value, size] {
+    const auto start = std::chrono::steady_clock::now();
+    wait_until(start + std::chrono::nanoseconds(backend().sim.cost_ns(info)));
+    fill_pattern(dst, bytes, value, size);
+  });
 }
 
 }  // namespace
