@@ -361,7 +361,13 @@ void discover(Registry& r) {
 
   if (const char* list = env("AXL_PLUGINS"); list && *list) {
     discovery_note("AXL_PLUGINS is set: loading only the files it lists");
+    std::set<std::string> listed;
     for (auto& p : split(list, ',')) {
+      // The same file named twice is one request, not a name clash.
+      if (!listed.insert(p).second) {
+        discovery_note("file " + p + " listed again in AXL_PLUGINS: ignored");
+        continue;
+      }
       if (p[0] != '/') {
         PluginRecord rec;
         rec.path = p;

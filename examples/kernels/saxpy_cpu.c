@@ -7,6 +7,8 @@
 #include <axl/cpu_kernel.h>
 
 AXL_CPU_KERNEL void saxpy(const axl_cpu_kernel_ctx* ctx, void* const* args) {
+  /* A wrong argument list would make the reads below go past `args`. */
+  if (ctx->num_args != 4) return;
   const float alpha = *(const float*)args[0];
   const float* x = *(const float* const*)args[1];
   float* y = *(float* const*)args[2];

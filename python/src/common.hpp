@@ -67,6 +67,15 @@ void release_without_gil(Handle& h) {
 }
 
 // Throws axl::Error (translated to the axl.driver exception for its status).
+// A Python str handed to the C ABI as a C string: an embedded NUL would cut
+// it short silently (a kernel 'sax\0py' looked up as 'sax'), so refuse it as
+// open() does.
+inline const char* c_string(const std::string& s, const char* what) {
+  if (s.find('\0') != std::string::npos)
+    throw py::value_error(std::string(what) + " contains an embedded null character");
+  return s.c_str();
+}
+
 inline void check(axl_status s) {
   if (s != AXL_SUCCESS) axl::check(s);
 }

@@ -162,15 +162,15 @@ plugin is not installed. Devices obtained earlier keep their settings.
     return n;
   }, "The virtual device count; 0 when the mode is off (the default).");
   m.def("is_virtual_device_mode", [] { return axl_is_virtual_device_mode() != 0; });
-  m.def("set_virtual_device_api", [](const std::string& api) { check(axl_set_virtual_device_api(api.c_str())); },
+  m.def("set_virtual_device_api", [](const std::string& api) { check(axl_set_virtual_device_api(c_string(api, "virtual device api"))); },
         py::arg("api"), "Api the virtual devices report ('cuda', 'hip', 'metal'); set before the count.");
   m.def("get_virtual_device_api", [] { return get_string(axl_get_virtual_device_api); }, "'' when unset.");
   m.def("set_virtual_device_target_arch",
-        [](const std::string& arch) { check(axl_set_virtual_device_target_arch(arch.c_str())); }, py::arg("arch"),
+        [](const std::string& arch) { check(axl_set_virtual_device_target_arch(c_string(arch, "virtual device target architecture"))); }, py::arg("arch"),
         "Architecture the virtual devices report ('sm_90', 'gfx942'); set before the count.");
   m.def("get_virtual_device_target_arch", [] { return get_string(axl_get_virtual_device_target_arch); },
         "'' when unset.");
-  m.def("set_virtual_cpu_target", [](const std::string& cpu) { check(axl_set_virtual_cpu_target(cpu.c_str())); },
+  m.def("set_virtual_cpu_target", [](const std::string& cpu) { check(axl_set_virtual_cpu_target(c_string(cpu, "virtual CPU target"))); },
         py::arg("cpu"), R"doc(
 Fixed LLVM target CPU for CPU kernel code generation: a CPU name such as
 'x86-64-v3', 'generic' (the host family's baseline), or '' for the host CPU.

@@ -425,7 +425,7 @@ Kernel to pass to ``DeviceQueue.launch``.
           "kernel",
           [](ModuleObj& self, const std::string& name) {
             auto k = std::make_unique<KernelObj>();
-            k->kernel = self.module.kernel(name);
+            k->kernel = self.module.kernel(c_string(name, "kernel name"));
             k->device = self.device;
             k->name = name;
             return k;
@@ -446,13 +446,22 @@ Kernel to pass to ``DeviceQueue.launch``.
         if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
             py::isinstance<py::memoryview>(source)) {
           py::buffer_info info = py::reinterpret_borrow<py::buffer>(source).request();
+          // The bytes are read as one run from info.ptr: a strided view would
+          // hand over memory that is not the view's.
+          py::ssize_t expect = info.itemsize;
+          for (py::ssize_t d = info.ndim - 1; d >= 0; --d) {
+            if (info.shape[d] > 1 && info.strides[d] != expect)
+              throw py::buffer_error("module bytes must be a C-contiguous buffer; pass bytes(view)");
+            expect *= info.shape[d];
+          }
           const size_t size = static_cast<size_t>(info.size * info.itemsize);
           axl_status s = without_gil([&] { return axl_module_load_data(mod->device, info.ptr, size, fmt, &h); });
           check(s);
           mod->source = "<" + std::to_string(size) + " bytes>";
         } else {
           std::string path = py::str(py::module_::import("os").attr("fsdecode")(source)).cast<std::string>();
-          axl_status s = without_gil([&] { return axl_module_load_file(mod->device, path.c_str(), fmt, &h); });
+          const char* c_path = c_string(path, "module path");
+          axl_status s = without_gil([&] { return axl_module_load_file(mod->device, c_path, fmt, &h); });
           check(s);
           mod->source = "'" + path + "'";
         }

@@ -12,6 +12,7 @@
  *     float alpha = *(const float*)a[0];
  *     const float* x = *(const float* const*)a[1];
  *     float* y = *(float* const*)a[2];
+ *     if (c->num_args != 4) return;  // wrong argument list: do nothing
  *     uint32_t n = *(const uint32_t*)a[3];
  *     uint64_t base = (uint64_t)c->block_idx[0] * c->block[0];
  *     for (uint32_t t = 0; t < c->block[0]; ++t)
@@ -33,7 +34,9 @@ typedef struct axl_cpu_kernel_ctx {
   uint32_t grid[3];          /* grid size in blocks (x, y, z) */
   uint32_t block[3];         /* block size in threads (x, y, z) */
   uint32_t block_idx[3];     /* this block's index in the grid (x, y, z) */
-  uint32_t reserved;         /* zero */
+  uint32_t num_args;         /* entries in args: what the launch passed, so a
+                                kernel can refuse a wrong argument list
+                                instead of reading past it */
   void* shared_mem;          /* shared_mem_bytes of scratch private to this
                                 block, 64-byte aligned; NULL when 0 bytes */
   uint64_t shared_mem_bytes; /* bytes at shared_mem */

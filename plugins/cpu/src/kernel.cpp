@@ -116,6 +116,7 @@ struct LaunchOp {
         ctx.grid[d] = grid[d];
         ctx.block[d] = block[d];
       }
+      ctx.num_args = static_cast<uint32_t>(args.count());
       ctx.shared_mem = scratch.get();
       ctx.shared_mem_bytes = shared_mem_bytes;
       const uint64_t gx = grid[0];

@@ -1,5 +1,9 @@
 // Modules: ELF shared objects loaded with dlopen, from a file or from bytes
 // (through an anonymous memfd, so nothing touches the file system).
+#include <elf.h>
+#include <fstream>
+#include <iterator>
+#include <vector>
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -65,6 +69,54 @@ const char* format_name(int32_t f) {
   }
 }
 
+// dlopen maps every loadable segment the program headers name; a file cut
+// short maps pages past its end, and the loader's first touch of them is a
+// SIGBUS that kills the process. So the headers are checked against the
+// size first, and a truncated or corrupt module is an error instead.
+bool elf_fits(const unsigned char* data, uint64_t size, std::string* why) {
+  Elf64_Ehdr eh;
+  if (size < sizeof eh || std::memcmp(data, ELFMAG, SELFMAG) != 0) {
+    *why = "it does not start with an ELF header (magic 7f 45 4c 46)";
+    return false;
+  }
+  std::memcpy(&eh, data, sizeof eh);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
+    *why = "it is not a 64-bit ELF object";
+    return false;
+  }
+  auto table_fits = [&](uint64_t off, uint64_t n, uint64_t entsize) {
+    return off <= size && n * entsize <= size - off;
+  };
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || !table_fits(eh.e_phoff, eh.e_phnum, eh.e_phentsize)) {
+    *why = common::str("its program header table (", eh.e_phnum, " entries at offset ", eh.e_phoff,
+                       ") lies outside its ", size, " bytes: truncated or corrupt");
+    return false;
+  }
+  if (eh.e_shnum != 0 && !table_fits(eh.e_shoff, eh.e_shnum, eh.e_shentsize)) {
+    *why = common::str("its section header table lies outside its ", size,
+                       " bytes: truncated or corrupt");
+    return false;
+  }
+  for (uint32_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, data + eh.e_phoff + uint64_t{i} * sizeof ph, sizeof ph);
+    if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) {
+      *why = common::str("segment ", i, " (bytes ", ph.p_offset, "..", ph.p_offset + ph.p_filesz,
+                         ") lies outside its ", size, " bytes: truncated or corrupt");
+      return false;
+    }
+  }
+  return true;
+}
+
+// Reads a whole module file so its headers can be checked before dlopen.
+bool read_file(const char* path, std::vector<unsigned char>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
 }  // namespace
 
 axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* out_module) noexcept {
@@ -99,6 +151,17 @@ axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* ou
       // caller means the file, which stat() just found relative to the cwd.
       const std::string file =
           std::strchr(desc->path, '/') != nullptr ? desc->path : std::string("./") + desc->path;
+      std::vector<unsigned char> bytes;
+      std::string why;
+      if (S_ISDIR(st.st_mode) || !read_file(file.c_str(), bytes)) {
+        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                             common::str("module '", desc->path, "' cannot be read as a file"));
+      }
+      if (!elf_fits(bytes.data(), bytes.size(), &why)) {
+        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
+                             common::str("module '", desc->path,
+                                         "' is not a loadable shared object: ", why));
+      }
       dlerror();
       m->handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (m->handle == nullptr) {
@@ -113,11 +176,11 @@ axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* ou
                              "(data is NULL or size is 0)");
       }
       m->label = common::str("<", desc->size, "-byte module from memory>");
-      if (desc->size < 4 || std::memcmp(desc->data, "\x7f" "ELF", 4) != 0) {
+      std::string why;
+      if (!elf_fits(static_cast<const unsigned char*>(desc->data), desc->size, &why)) {
         return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
                              common::str("module_load: the ", desc->size,
-                                         " bytes given are not an ELF shared object (they do not "
-                                         "start with the ELF magic 7f 45 4c 46)"));
+                                         " bytes given are not an ELF shared object: ", why));
       }
       Fd fd{make_memfd()};
       if (fd.fd < 0) {
