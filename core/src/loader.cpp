@@ -512,6 +512,17 @@ AXL_API axl_status axl_plugin_get_record(uint32_t index, axl_plugin_record* out)
   });
 }
 
+AXL_API const char* axl_plugin_state_name(int32_t state) {
+  switch (state) {
+    case AXL_PLUGIN_STATE_LOADED: return "loaded";
+    case AXL_PLUGIN_STATE_SKIPPED: return "skipped";
+    case AXL_PLUGIN_STATE_SHADOWED: return "shadowed";
+    case AXL_PLUGIN_STATE_DISABLED: return "disabled";
+    case AXL_PLUGIN_STATE_UNAVAILABLE: return "unavailable";
+    default: return "unknown";
+  }
+}
+
 AXL_API axl_status axl_discovery_log(char* buf, size_t capacity, size_t* out_size) {
   return guard([&]() -> axl_status {
     if (!out_size) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_discovery_log: out_size is NULL");

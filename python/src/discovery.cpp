@@ -17,16 +17,6 @@ std::string get_string(axl_status (*fn)(char*, size_t, size_t*)) {
   return s;
 }
 
-const char* state_name(int32_t state) {
-  switch (state) {
-    case AXL_PLUGIN_STATE_LOADED: return "loaded";
-    case AXL_PLUGIN_STATE_SKIPPED: return "skipped";
-    case AXL_PLUGIN_STATE_SHADOWED: return "shadowed";
-    case AXL_PLUGIN_STATE_DISABLED: return "disabled";
-    case AXL_PLUGIN_STATE_UNAVAILABLE: return "unavailable";
-    default: return "unknown";
-  }
-}
 
 }  // namespace
 
@@ -122,7 +112,7 @@ Counting initialises no backend (no cuInit), so ``fork()`` after it is safe.
       r["device_count"] = rec.device_count;
       r["flags"] = rec.flags;
       r["state"] = rec.state;
-      r["state_name"] = state_name(rec.state);
+      r["state_name"] = axl_plugin_state_name(rec.state);
       r["status"] = rec.status;
       out.append(r);
     }

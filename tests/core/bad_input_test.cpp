@@ -677,6 +677,10 @@ TEST_CASE("last-error record and status names", "[bad_input]") {
   CHECK(std::string(axl_status_name(AXL_ERROR_FORKED)) == "AXL_ERROR_FORKED");
   CHECK(std::string(axl_status_name(AXL_ERROR_PLUGIN_INVALID)) == "AXL_ERROR_PLUGIN_INVALID");
   CHECK(std::string(axl_status_name(12345)) == "AXL_STATUS_UNKNOWN");
+  CHECK(std::string(axl_plugin_state_name(AXL_PLUGIN_STATE_LOADED)) == "loaded");
+  CHECK(std::string(axl_plugin_state_name(AXL_PLUGIN_STATE_SHADOWED)) == "shadowed");
+  CHECK(std::string(axl_plugin_state_name(AXL_PLUGIN_STATE_UNAVAILABLE)) == "unavailable");
+  CHECK(std::string(axl_plugin_state_name(-1)) == "unknown");
   CHECK(axl_abi_version() == ((uint32_t(AXL_ABI_MAJOR) << 16) | AXL_ABI_MINOR));
   CHECK_FALSE(std::string(axl_version_string()).empty());
   // A backend error carries the backend's name.

@@ -130,7 +130,6 @@ struct Options {
 
 Options& options();
 std::vector<BackendUnderTest>& backends();
-const char* state_name(int32_t state);
 
 // ---------------------------------------------------------------------------
 // One run of a case body on one backend (and device).

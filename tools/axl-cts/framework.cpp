@@ -172,7 +172,7 @@ std::string report_locked() {
     s += cat("      \"abi\": ", json_str(b.abi_major ? version_of(b.abi_major, b.abi_minor) : ""),
              ",\n");
     s += cat("      \"path\": ", json_str(b.path), ",\n");
-    s += cat("      \"state\": ", json_str(state_name(b.state)), ",\n");
+    s += cat("      \"state\": ", json_str(axl_plugin_state_name(b.state)), ",\n");
     s += cat("      \"reason\": ", json_str(b.reason), ",\n");
     s += cat("      \"flags\": ", flag_names(b.flags), ",\n");
     s += cat("      \"devices\": [", join(devs, ", "), "],\n");
@@ -375,16 +375,6 @@ const char* outcome_name(Outcome o) {
   return "?";
 }
 
-const char* state_name(int32_t state) {
-  switch (state) {
-    case AXL_PLUGIN_STATE_LOADED: return "loaded";
-    case AXL_PLUGIN_STATE_SKIPPED: return "skipped";
-    case AXL_PLUGIN_STATE_SHADOWED: return "shadowed";
-    case AXL_PLUGIN_STATE_DISABLED: return "disabled";
-    case AXL_PLUGIN_STATE_UNAVAILABLE: return "unavailable";
-  }
-  return "unknown";
-}
 
 Options& options() {
   static Options o;
@@ -528,7 +518,7 @@ bool finish(const std::string& report_path, const std::vector<std::string>& argv
     for (const Result& r : g_results)
       if (r.backend == b.name) c.add(r.outcome);
     any_fail = any_fail || c.fail > 0;
-    std::printf("  %-16s %-12s %5d %5d %11d %5d %10d\n", b.name.c_str(), state_name(b.state), c.pass,
+    std::printf("  %-16s %-12s %5d %5d %11d %5d %10d\n", b.name.c_str(), axl_plugin_state_name(b.state), c.pass,
                 c.skip, c.unsupported, c.fail, c.known_failure);
   }
   if (backends().empty()) std::printf("  (no backend under test)\n");

@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "axl-cts: --backend %s: no such backend was discovered. Found:",
                    w.c_str());
       for (const Record& r : read_records())
-        std::fprintf(stderr, " %s (%s)", r.name.c_str(), cts::state_name(r.state));
+        std::fprintf(stderr, " %s (%s)", r.name.c_str(), axl_plugin_state_name(r.state));
       std::fprintf(stderr, "%s\n", read_records().empty() ? " nothing" : "");
       return 2;
     }
@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
 
   std::printf("backends under test:\n");
   for (const auto& b : under_test) {
-    std::printf("  %-14s %-12s %s\n", b.name.c_str(), cts::state_name(b.state), b.path.c_str());
+    std::printf("  %-14s %-12s %s\n", b.name.c_str(), axl_plugin_state_name(b.state), b.path.c_str());
     if (!b.reason.empty()) std::printf("  %-14s %-12s reason: %s\n", "", "", b.reason.c_str());
     for (const auto& d : b.devices)
       std::printf("  %-14s %-12s device %u: %s, api %s, %s\n", "", "", d.backend_index,

@@ -194,16 +194,6 @@ Report collect(bool with_discovery_log) {
 // Names
 // ---------------------------------------------------------------------------
 
-const char* state_name(int32_t state) {
-  switch (state) {
-    case AXL_PLUGIN_STATE_LOADED: return "loaded";
-    case AXL_PLUGIN_STATE_SKIPPED: return "skipped";
-    case AXL_PLUGIN_STATE_SHADOWED: return "shadowed";
-    case AXL_PLUGIN_STATE_DISABLED: return "disabled";
-    case AXL_PLUGIN_STATE_UNAVAILABLE: return "unavailable";
-    default: return "unknown";
-  }
-}
 
 std::vector<std::string> flag_names(uint32_t flags) {
   static const struct {
@@ -419,7 +409,7 @@ std::string to_json(const Report& r, bool verbose) {
     j.field("api", p.api);
     j.field("version", p.version);
     j.field("abi", p.abi_major ? abi_string(p.abi_major, p.abi_minor) : "");
-    j.field("state", state_name(p.state));
+    j.field("state", axl_plugin_state_name(p.state));
     j.field("status", axl_status_name(p.status));
     j.field("reason", p.reason);
     j.field_num("device_count", p.device_count);
@@ -506,7 +496,7 @@ void print_text(const Report& r, bool verbose) {
     width = std::max(width, std::min(static_cast<int>(p.name.size()), 24));
   for (const PluginView& p : r.plugins) {
     const std::string name = p.name.empty() ? "(unnamed)" : p.name;
-    printf("  %-*s %-11s", width, name.c_str(), state_name(p.state));
+    printf("  %-*s %-11s", width, name.c_str(), axl_plugin_state_name(p.state));
     if (p.state == AXL_PLUGIN_STATE_LOADED) {
       printf(" api %s, version %s, ABI %s, %u device(s)", p.api.c_str(), p.version.c_str(),
              abi_string(p.abi_major, p.abi_minor).c_str(), p.device_count);

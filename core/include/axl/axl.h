@@ -117,6 +117,9 @@ typedef struct axl_plugin_record {
 /* Every plugin file discovery considered, in discovery order. */
 AXL_API axl_status axl_plugin_count(uint32_t* out_count);
 AXL_API axl_status axl_plugin_get_record(uint32_t index, axl_plugin_record* out);
+/* "loaded", "skipped", "shadowed", "disabled" or "unavailable" for an
+ * AXL_PLUGIN_STATE_* value; "unknown" for any other. Static storage. */
+AXL_API const char* axl_plugin_state_name(int32_t state);
 /* The discovery trace (folders searched, files tried, results), one event a
  * line, NUL-terminated. Two-call protocol: with buf NULL or too small,
  * *out_size gets the bytes needed (including the NUL). */
