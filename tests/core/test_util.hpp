@@ -95,9 +95,17 @@ inline std::string slurp(const std::string& path) {
 inline RunResult run(const std::vector<std::string>& argv,
                      const std::vector<std::pair<std::string, std::string>>& env_set = {},
                      const std::string& cwd = "", int timeout_s = 60) {
+  // A variable in env_set replaces the inherited one (getenv would find the
+  // first of two entries).
+  auto overridden = [&](const char* e) {
+    for (auto& kv : env_set)
+      if (strncmp(e, kv.first.c_str(), kv.first.size()) == 0 && e[kv.first.size()] == '=')
+        return true;
+    return false;
+  };
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
-    if (strncmp(*e, "AXL_", 4) != 0) env.emplace_back(*e);
+    if (strncmp(*e, "AXL_", 4) != 0 && !overridden(*e)) env.emplace_back(*e);
   for (auto& [k, v] : env_set) env.push_back(k + "=" + v);
   std::vector<char*> envp, args;
   for (auto& s : env) envp.push_back(s.data());

@@ -29,6 +29,7 @@
 #include <catch2/catch.hpp>
 
 #include "axl/axl.hpp"
+#include "../core/test_util.hpp"
 
 extern char** environ;
 
@@ -67,11 +68,8 @@ inline bool prepare_environment(const Env& set) {
   return true;
 }
 
-struct Result {
-  int exit_code = -1;  // exit status, -1 if killed or timed out
-  int signal = 0;      // terminating signal, 0 if none
-  bool timed_out = false;
-  std::string out, err;
+// A child's outcome (axltest::RunResult) that can describe itself.
+struct Result : axltest::RunResult {
   std::string describe() const {
     std::ostringstream s;
     s << "exit " << exit_code << ", signal " << signal << (timed_out ? " (timed out)" : "")
@@ -79,13 +77,6 @@ struct Result {
     return s.str();
   }
 };
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 inline std::string self_path() {
   char buf[PATH_MAX];
@@ -100,71 +91,17 @@ inline std::string self_path() {
 // child's SIGSEGV is a real one and not a sanitizer report).
 inline Result spawn(const std::vector<std::string>& argv, const Env& set,
                     const std::string& sanitizer_extra = "", int timeout_s = 60) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const bool sanitizer = std::strncmp(*e, "ASAN_OPTIONS=", 13) == 0 ||
-                           std::strncmp(*e, "TSAN_OPTIONS=", 13) == 0 ||
-                           std::strncmp(*e, "UBSAN_OPTIONS=", 14) == 0;
-    if (std::strncmp(*e, "AXL_", 4) != 0 && !(sanitizer && !sanitizer_extra.empty()))
-      env.emplace_back(*e);
-  }
+  Env env;
   if (!sanitizer_extra.empty()) {
     for (const char* name : {"ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"}) {
       const char* old = std::getenv(name);
-      env.push_back(std::string(name) + "=" + (old && *old ? std::string(old) + ":" : "") +
-                    sanitizer_extra);
+      env.emplace_back(name, (old && *old ? std::string(old) + ":" : "") + sanitizer_extra);
     }
   }
-  for (const auto& [k, v] : hermetic(set)) env.push_back(k + "=" + v);
-  env.push_back(std::string(kChildMarker) + "=1");
-
-  std::vector<char*> envp, args;
-  for (auto& s : env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
-
-  char dir_tmpl[] = "/tmp/axl_virtual_test_XXXXXX";
+  for (const auto& kv : hermetic(set)) env.emplace_back(kv);
+  env.emplace_back(kChildMarker, "1");
   Result r;
-  if (mkdtemp(dir_tmpl) == nullptr) {
-    r.err = "mkdtemp failed";
-    return r;
-  }
-  const std::string dir = dir_tmpl, out_path = dir + "/out", err_path = dir + "/err";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    r.err = std::string("posix_spawn of ") + argv[0] + " failed: " + std::strerror(rc);
-    return r;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  int st = 0;
-  for (;;) {
-    if (waitpid(pid, &st, WNOHANG) == pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      r.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  if (!r.timed_out) {
-    if (WIFEXITED(st)) r.exit_code = WEXITSTATUS(st);
-    if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
-  }
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  unlink(out_path.c_str());
-  unlink(err_path.c_str());
-  rmdir(dir.c_str());
+  static_cast<axltest::RunResult&>(r) = axltest::run(argv, env, "", timeout_s);
   return r;
 }
 
