@@ -108,21 +108,11 @@ AXL_API axl_status axl_buffer_view(axl_buffer_t buffer, uint64_t offset, uint64_
 }
 
 AXL_API axl_status axl_buffer_retain(axl_buffer_t buffer) {
-  return guard([&]() -> axl_status {
-    Buffer* b = as_buffer(buffer);
-    if (!b) return AXL_ERROR_INVALID_HANDLE;
-    retain(b);
-    return AXL_SUCCESS;
-  });
+  return retain_handle(buffer, Kind::buffer, "buffer");
 }
 
 AXL_API axl_status axl_buffer_release(axl_buffer_t buffer) {
-  return guard([&]() -> axl_status {
-    Buffer* b = as_buffer(buffer);
-    if (!b) return AXL_ERROR_INVALID_HANDLE;
-    release(b);
-    return AXL_SUCCESS;
-  });
+  return release_handle(buffer, Kind::buffer, "buffer");
 }
 
 AXL_API axl_status axl_buffer_size(axl_buffer_t buffer, uint64_t* out) {

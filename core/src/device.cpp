@@ -16,6 +16,24 @@ void release(Object* o) {
   }
 }
 
+axl_status retain_handle(void* handle, Kind k, const char* what) {
+  return guard([&]() -> axl_status {
+    Object* o = as<Object>(handle, k, what);
+    if (!o) return AXL_ERROR_INVALID_HANDLE;
+    retain(o);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status release_handle(void* handle, Kind k, const char* what) {
+  return guard([&]() -> axl_status {
+    Object* o = as<Object>(handle, k, what);
+    if (!o) return AXL_ERROR_INVALID_HANDLE;
+    release(o);
+    return AXL_SUCCESS;
+  });
+}
+
 axl_status device_usable(Device* d) { return d->backend->ensure_ready(); }
 
 namespace {
@@ -144,12 +162,7 @@ AXL_API axl_status axl_device_get(const char* label, uint32_t index, axl_device_
 }
 
 AXL_API axl_status axl_device_retain(axl_device_t device) {
-  return guard([&]() -> axl_status {
-    Device* d = as<Device>(device, Kind::device, "device");
-    if (!d) return AXL_ERROR_INVALID_HANDLE;
-    retain(d);
-    return AXL_SUCCESS;
-  });
+  return retain_handle(device, Kind::device, "device");
 }
 
 AXL_API axl_status axl_device_release(axl_device_t device) {

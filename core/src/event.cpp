@@ -58,21 +58,11 @@ AXL_API axl_status axl_event_create(axl_device_t device, uint32_t flags, axl_eve
 }
 
 AXL_API axl_status axl_event_retain(axl_event_t event) {
-  return guard([&]() -> axl_status {
-    Event* e = as<Event>(event, Kind::event, "event");
-    if (!e) return AXL_ERROR_INVALID_HANDLE;
-    retain(e);
-    return AXL_SUCCESS;
-  });
+  return retain_handle(event, Kind::event, "event");
 }
 
 AXL_API axl_status axl_event_release(axl_event_t event) {
-  return guard([&]() -> axl_status {
-    Event* e = as<Event>(event, Kind::event, "event");
-    if (!e) return AXL_ERROR_INVALID_HANDLE;
-    release(e);
-    return AXL_SUCCESS;
-  });
+  return release_handle(event, Kind::event, "event");
 }
 
 AXL_API axl_status axl_queue_record_event(axl_queue_t queue, axl_event_t event) {
@@ -202,19 +192,11 @@ AXL_API axl_status axl_flag_create(axl_device_t device, axl_flag_t* out) {
 }
 
 AXL_API axl_status axl_flag_retain(axl_flag_t flag) {
-  return guard([&]() -> axl_status {
-    AXL_FLAG(f, flag);
-    retain(f);
-    return AXL_SUCCESS;
-  });
+  return retain_handle(flag, Kind::flag, "flag");
 }
 
 AXL_API axl_status axl_flag_release(axl_flag_t flag) {
-  return guard([&]() -> axl_status {
-    AXL_FLAG(f, flag);
-    release(f);
-    return AXL_SUCCESS;
-  });
+  return release_handle(flag, Kind::flag, "flag");
 }
 
 AXL_API axl_status axl_flag_device_address(axl_flag_t flag, uint64_t* out) {

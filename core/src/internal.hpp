@@ -85,6 +85,11 @@ void release(Object* o);
 
 bool process_exiting();
 
+// The whole body of the plain axl_<object>_retain / _release functions: the
+// handle must be a live object of kind `k` ("what" names it in the error).
+axl_status retain_handle(void* handle, Kind k, const char* what);
+axl_status release_handle(void* handle, Kind k, const char* what);
+
 struct Backend;
 struct Device;
 struct Queue;

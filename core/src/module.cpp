@@ -91,21 +91,11 @@ AXL_API axl_status axl_module_load_file(axl_device_t device, const char* path, i
 }
 
 AXL_API axl_status axl_module_retain(axl_module_t module) {
-  return guard([&]() -> axl_status {
-    Module* m = as<Module>(module, Kind::module, "module");
-    if (!m) return AXL_ERROR_INVALID_HANDLE;
-    retain(m);
-    return AXL_SUCCESS;
-  });
+  return retain_handle(module, Kind::module, "module");
 }
 
 AXL_API axl_status axl_module_release(axl_module_t module) {
-  return guard([&]() -> axl_status {
-    Module* m = as<Module>(module, Kind::module, "module");
-    if (!m) return AXL_ERROR_INVALID_HANDLE;
-    release(m);
-    return AXL_SUCCESS;
-  });
+  return release_handle(module, Kind::module, "module");
 }
 
 AXL_API axl_status axl_module_get_kernel(axl_module_t module, const char* name, axl_kernel_t* out) {
@@ -136,21 +126,11 @@ AXL_API axl_status axl_device_get_test_kernel(axl_device_t device, int32_t which
 }
 
 AXL_API axl_status axl_kernel_retain(axl_kernel_t kernel) {
-  return guard([&]() -> axl_status {
-    Kernel* k = as<Kernel>(kernel, Kind::kernel, "kernel");
-    if (!k) return AXL_ERROR_INVALID_HANDLE;
-    retain(k);
-    return AXL_SUCCESS;
-  });
+  return retain_handle(kernel, Kind::kernel, "kernel");
 }
 
 AXL_API axl_status axl_kernel_release(axl_kernel_t kernel) {
-  return guard([&]() -> axl_status {
-    Kernel* k = as<Kernel>(kernel, Kind::kernel, "kernel");
-    if (!k) return AXL_ERROR_INVALID_HANDLE;
-    release(k);
-    return AXL_SUCCESS;
-  });
+  return release_handle(kernel, Kind::kernel, "kernel");
 }
 
 AXL_API const char* axl_kernel_name(axl_kernel_t kernel) {

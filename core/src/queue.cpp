@@ -271,12 +271,7 @@ AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags, axl_que
 }
 
 AXL_API axl_status axl_queue_retain(axl_queue_t queue) {
-  return guard([&]() -> axl_status {
-    Queue* q = as<Queue>(queue, Kind::queue, "queue");
-    if (!q) return AXL_ERROR_INVALID_HANDLE;
-    retain(q);
-    return AXL_SUCCESS;
-  });
+  return retain_handle(queue, Kind::queue, "queue");
 }
 
 AXL_API axl_status axl_queue_release(axl_queue_t queue) {

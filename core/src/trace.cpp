@@ -190,12 +190,7 @@ AXL_API const axl_launch_trace_entry* axl_launch_trace_entries(axl_launch_trace_
 }
 
 AXL_API axl_status axl_launch_trace_release(axl_launch_trace_t trace) {
-  return guard([&]() -> axl_status {
-    auto* t = as<TraceObj>(trace, Kind::trace, "launch trace");
-    if (!t) return AXL_ERROR_INVALID_HANDLE;
-    release(t);
-    return AXL_SUCCESS;
-  });
+  return release_handle(trace, Kind::trace, "launch trace");
 }
 
 }  // extern "C"
