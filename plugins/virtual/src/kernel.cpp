@@ -77,17 +77,6 @@ axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
   return AXL_SUCCESS;
 }
 
-// Address-free, so equal launches hash equally across runs (trace.hpp).
-uint64_t hash_args(const axl_kernel_arg* args, uint32_t num_args) noexcept {
-  using common::Tracer;
-  uint64_t h = Tracer::kHashSeed;
-  for (uint32_t i = 0; i < num_args; ++i) {
-    h = Tracer::hash_bytes(h, &args[i].kind, sizeof args[i].kind);
-    h = Tracer::hash_bytes(h, &args[i].size, sizeof args[i].size);
-    if (args[i].kind == AXL_ARG_SCALAR) h = Tracer::hash_bytes(h, args[i].value, args[i].size);
-  }
-  return h;
-}
 
 Kernel& test_kernel(int32_t which) {
   // Never destroyed: built-in kernels live until backend_shutdown and beyond.
@@ -124,7 +113,7 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
       return fail(s, common::str("cannot launch '", k.name, "': the queue was stopped by backend_shutdown"));
     if (b.tracer.enabled())
       b.tracer.launch(q->trace_id, k.name.c_str(), config->grid, config->block,
-                      config->shared_mem_bytes, hash_args(args, num_args));
+                      config->shared_mem_bytes, common::Tracer::hash_args(args, num_args));
     return AXL_SUCCESS;
   });
 }

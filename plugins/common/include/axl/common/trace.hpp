@@ -76,6 +76,18 @@ class Tracer {
     return h;
   }
 
+  // The args_hash of a launch: argument kinds, sizes and scalar values.
+  // Buffer addresses differ from run to run, so only scalars identify a launch.
+  static uint64_t hash_args(const axl_kernel_arg* args, uint32_t num_args) noexcept {
+    uint64_t h = kHashSeed;
+    for (uint32_t i = 0; i < num_args; ++i) {
+      h = hash_bytes(h, &args[i].kind, sizeof args[i].kind);
+      h = hash_bytes(h, &args[i].size, sizeof args[i].size);
+      if (args[i].kind == AXL_ARG_SCALAR) h = hash_bytes(h, args[i].value, args[i].size);
+    }
+    return h;
+  }
+
  private:
   static axl_trace_record blank(uint64_t queue_trace_id, int32_t kind, const char* name) noexcept {
     axl_trace_record r{};
