@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "axl/common/launch_args.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/ref_counted.hpp"
 #include "axl/common/thread_pool.hpp"
@@ -35,11 +36,8 @@ struct Queue {
   const uint64_t trace_id;  // axl_queue_desc.trace_id, echoed in trace records
 };
 
-// One declared kernel parameter (built-in kernels only).
-struct Param {
-  int32_t kind;   // AXL_ARG_*
-  uint32_t size;  // bytes
-};
+// One declared kernel parameter (built-in test kernels only).
+using Param = common::KernelParam;
 
 struct Module;
 

@@ -183,10 +183,6 @@ constexpr Param kFillParams[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}, {AXL
 Kernel kTestIncrement{test_increment_u32, "axl_test_increment_u32", kIncrementParams, 2};
 Kernel kTestFill{test_fill_u32, "axl_test_fill_u32", kFillParams, 3};
 
-const char* kind_name(int32_t kind) {
-  return kind == AXL_ARG_DEVADDR ? "DEVADDR" : kind == AXL_ARG_SCALAR ? "SCALAR" : "unknown";
-}
-
 // Checks what the core cannot know: the cpu backend's limits and, for
 // built-in kernels, the parameter list. Returns SUCCESS or a reported error.
 axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
@@ -220,51 +216,9 @@ axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
                                    config->shared_mem_bytes, " exceeds the cpu backend's limit of ",
                                    kMaxSharedMemBytes, " bytes per block"));
   }
-  if (num_args > kMaxArgs) {
-    return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("launch of '", k.name, "': ", num_args,
-                                   " arguments; the limit is ", kMaxArgs));
-  }
-  if (num_args != 0 && args == nullptr) {
-    return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("launch of '", k.name, "': num_args is ", num_args,
-                                   " but args is NULL"));
-  }
-  if (k.param_count >= 0 && num_args != static_cast<uint32_t>(k.param_count)) {
-    return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("kernel '", k.name, "' takes ", k.param_count,
-                                   " arguments, got ", num_args));
-  }
-  for (uint32_t i = 0; i < num_args; ++i) {
-    const axl_kernel_arg& a = args[i];
-    if (a.kind != AXL_ARG_DEVADDR && a.kind != AXL_ARG_SCALAR) {
-      return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("launch of '", k.name, "': argument ", i, " has kind ",
-                                     a.kind, "; expected AXL_ARG_DEVADDR (0) or AXL_ARG_SCALAR (1)"));
-    }
-    if (a.kind == AXL_ARG_DEVADDR && a.size != sizeof(axl_devaddr)) {
-      return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("launch of '", k.name, "': argument ", i,
-                                     " is a DEVADDR of size ", a.size, "; expected 8"));
-    }
-    if (a.size > kMaxScalarBytes) {
-      return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("launch of '", k.name, "': argument ", i, " has ",
-                                     a.size, " bytes; the limit is ", kMaxScalarBytes));
-    }
-    if (a.size != 0 && a.value == nullptr) {
-      return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("launch of '", k.name, "': argument ", i,
-                                     " has size ", a.size, " but value is NULL"));
-    }
-    if (k.param_count >= 0 && (a.kind != k.params[i].kind || a.size != k.params[i].size)) {
-      return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("kernel '", k.name, "' argument ", i, " must be ",
-                                     kind_name(k.params[i].kind), " of ", k.params[i].size,
-                                     " bytes, got ", kind_name(a.kind), " of ", a.size,
-                                     " bytes"));
-    }
-  }
+  const std::string bad = common::check_launch_args(
+      k.name, k.params, k.param_count, args, num_args, {kMaxArgs, kMaxScalarBytes});
+  if (!bad.empty()) return host.report(AXL_ERROR_INVALID_ARGUMENT, bad);
   return AXL_SUCCESS;
 }
 

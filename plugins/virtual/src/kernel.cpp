@@ -19,10 +19,6 @@ constexpr uint32_t kMaxArgs = 4096;
 constexpr Param kIncrementParams[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}};
 constexpr Param kFillParams[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}, {AXL_ARG_SCALAR, 4}};
 
-const char* kind_name(int32_t kind) {
-  return kind == AXL_ARG_DEVADDR ? "DEVADDR" : kind == AXL_ARG_SCALAR ? "SCALAR" : "unknown";
-}
-
 // What the core cannot know: this backend's limits and, for the built-in
 // kernels, their parameter lists. Device addresses among the arguments are
 // not checked: a pinned host buffer is a valid argument, and nothing runs.
@@ -42,38 +38,9 @@ axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
     return fail(AXL_ERROR_INVALID_ARGUMENT,
                 common::str("launch of '", k.name, "': shared_mem_bytes = ", config->shared_mem_bytes,
                             " exceeds the virtual device's ", kMaxSharedMemBytes, " bytes per block"));
-  if (num_args > kMaxArgs)
-    return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': ", num_args,
-                                                        " arguments; the limit is ", kMaxArgs));
-  if (num_args != 0 && args == nullptr)
-    return fail(AXL_ERROR_INVALID_ARGUMENT,
-                common::str("launch of '", k.name, "': num_args is ", num_args, " but args is NULL"));
-  if (k.param_count >= 0 && num_args != static_cast<uint32_t>(k.param_count))
-    return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("kernel '", k.name, "' takes ", k.param_count,
-                                                        " arguments, got ", num_args));
-  for (uint32_t i = 0; i < num_args; ++i) {
-    const axl_kernel_arg& a = args[i];
-    if (a.kind != AXL_ARG_DEVADDR && a.kind != AXL_ARG_SCALAR)
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  common::str("launch of '", k.name, "': argument ", i, " has kind ", a.kind,
-                              "; expected AXL_ARG_DEVADDR (0) or AXL_ARG_SCALAR (1)"));
-    if (a.kind == AXL_ARG_DEVADDR && a.size != sizeof(axl_devaddr))
-      return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': argument ", i,
-                                                          " is a DEVADDR of size ", a.size,
-                                                          "; expected 8"));
-    if (a.size > kMaxScalarBytes)
-      return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': argument ", i,
-                                                          " has ", a.size, " bytes; the limit is ",
-                                                          kMaxScalarBytes));
-    if (a.size != 0 && a.value == nullptr)
-      return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("launch of '", k.name, "': argument ", i,
-                                                          " has size ", a.size, " but value is NULL"));
-    if (k.param_count >= 0 && (a.kind != k.params[i].kind || a.size != k.params[i].size))
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  common::str("kernel '", k.name, "' argument ", i, " must be ",
-                              kind_name(k.params[i].kind), " of ", k.params[i].size, " bytes, got ",
-                              kind_name(a.kind), " of ", a.size, " bytes"));
-  }
+  const std::string bad = common::check_launch_args(
+      k.name.c_str(), k.params, k.param_count, args, num_args, {kMaxArgs, kMaxScalarBytes});
+  if (!bad.empty()) return fail(AXL_ERROR_INVALID_ARGUMENT, bad);
   return AXL_SUCCESS;
 }
 

@@ -23,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "axl/common/launch_args.hpp"
 #include "axl/common/flag.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/ref_counted.hpp"
@@ -175,10 +176,7 @@ struct Queue {
 };
 
 // One declared kernel parameter (built-in test kernels only).
-struct Param {
-  int32_t kind;   // AXL_ARG_*
-  uint32_t size;  // bytes
-};
+using Param = common::KernelParam;
 
 struct Module;
 
