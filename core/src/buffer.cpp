@@ -20,7 +20,9 @@ Buffer::~Buffer() {
     if (!qb->poisoned.load()) AXL_CALL(qb, queue_synchronize, q->pq);
     release(q);
   }
-  if (!device->backend->poisoned.load()) {
+  if (external) {
+    if (external_release) external_release(external_user_data);
+  } else if (!device->backend->poisoned.load()) {
     if (pinned)
       AXL_CALL(device->backend, pinned_free, device->pdev, host);
     else
@@ -46,7 +48,7 @@ AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes, u
     Device* d = as<Device>(device, Kind::device, "device");
     if (!d) return AXL_ERROR_INVALID_HANDLE;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create: out_buffer is NULL");
-    if (flags & ~uint32_t(AXL_BUFFER_FLAG_PINNED))
+    if (flags & ~uint32_t(AXL_BUFFER_FLAG_PINNED | AXL_BUFFER_FLAG_TRACKED))
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create: unknown flags 0x%x", flags);
     if (size_bytes == 0)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create: size_bytes is 0; expected > 0");
@@ -77,8 +79,57 @@ AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes, u
     b->device = d;
     b->size = size_bytes;
     b->pinned = pinned;
+    b->flags = flags;
     retain(d);
     *out = reinterpret_cast<axl_buffer_t>(b.release());
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_create_external(axl_device_t device, uint64_t address, void* host,
+                                              uint64_t size_bytes, uint32_t flags,
+                                              axl_buffer_release_callback release_cb, void* user_data,
+                                              axl_buffer_t* out) {
+  return guard([&]() -> axl_status {
+    Device* d = as<Device>(device, Kind::device, "device");
+    if (!d) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create_external: out_buffer is NULL");
+    if (flags & ~uint32_t(AXL_BUFFER_FLAG_PINNED | AXL_BUFFER_FLAG_TRACKED))
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create_external: unknown flags 0x%x", flags);
+    if (address == 0 || size_bytes == 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  "axl_buffer_create_external: address 0x%llx and size %llu; expected both non-zero",
+                  (unsigned long long)address, (unsigned long long)size_bytes);
+    if (axl_status s = device_usable(d)) return s;
+    if (d->props.is_host && reinterpret_cast<uint64_t>(host) != address)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  "axl_buffer_create_external: on host device %s:%u the host pointer %p must equal the address "
+                  "0x%llx",
+                  d->label.c_str(), d->id, host, (unsigned long long)address);
+    if ((flags & AXL_BUFFER_FLAG_PINNED) && !host)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_create_external: pinned memory needs its host pointer");
+    auto b = std::make_unique<Buffer>();
+    b->device = d;
+    b->address = address;
+    b->host = host;
+    b->size = size_bytes;
+    b->pinned = flags & AXL_BUFFER_FLAG_PINNED;
+    b->flags = flags;
+    b->external = true;
+    b->external_release = release_cb;
+    b->external_user_data = user_data;
+    retain(d);
+    *out = reinterpret_cast<axl_buffer_t>(b.release());
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_buffer_flags(axl_buffer_t buffer, uint32_t* out) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_flags: out is NULL");
+    *out = b->allocation()->flags;
     return AXL_SUCCESS;
   });
 }

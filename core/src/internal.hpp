@@ -66,6 +66,7 @@ enum class Kind : uint32_t {
   kernel = 0x41584c4b,
   flag = 0x41584c46,
   trace = 0x41584c54,
+  completion = 0x41584c43,
 };
 
 // Base of every handle: a kind tag checked on entry and a reference count.
@@ -257,6 +258,31 @@ axl_status queue_wait_internal(Queue* waiter, Queue* signaler);
 axl_status queue_usable(Queue* q);
 
 // ---------------------------------------------------------------- buffers --
+// A point in a queue, or a failure standing in for one (axl_completion_t).
+struct Completion : Object {
+  Completion() : Object(Kind::completion) {}
+  ~Completion() override;
+  Device* device = nullptr;  // retained; null for a completion born poisoned
+  axl_pevent pe = nullptr;
+  std::atomic<bool> poisoned{false};
+  std::atomic<bool> ready{false};  // cached once the event completed
+  std::mutex mu;                   // guards message
+  std::string message;
+  void poison(const std::string& why);
+  axl_status wait();   // AXL_ERROR_HOST_HAZARD when poisoned
+  bool query();
+};
+// A completion recorded on q after everything enqueued so far.
+axl_status completion_record(Queue* q, Completion** out);
+
+// Per allocation: who last wrote it and who read it since (tracked only).
+struct HazardRecord {
+  std::mutex mu;
+  Completion* last_write = nullptr;     // retained
+  std::vector<Completion*> readers;     // retained
+  ~HazardRecord();
+};
+
 struct Buffer : Object {
   Buffer() : Object(Kind::buffer) {}
   ~Buffer() override;
@@ -266,6 +292,13 @@ struct Buffer : Object {
   void* host = nullptr;       // host pointer of byte 0, if host-accessible
   uint64_t size = 0;
   bool pinned = false;
+  uint32_t flags = 0;         // AXL_BUFFER_FLAG_* of the allocation
+  // External memory: released through this instead of the plugin.
+  axl_buffer_release_callback external_release = nullptr;
+  void* external_user_data = nullptr;
+  bool external = false;
+  HazardRecord hazards;       // used on allocations only
+  bool tracked() const { return flags & AXL_BUFFER_FLAG_TRACKED; }
   // Queues that enqueued work on the allocation: synchronized before the
   // memory is freed, so no pending copy touches freed memory.
   std::mutex use_mu;
@@ -274,6 +307,25 @@ struct Buffer : Object {
   Buffer* allocation() { return base ? base : this; }
 };
 void note_use(Buffer* b, Queue* q);
+// Enqueues a byte copy between two buffers on q (any devices, any backends;
+// no validation, no stamps): the body of axl_queue_copy_buffer.
+axl_status copy_bytes(Queue* q, Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset,
+                      uint64_t bytes);
+// The same with plain host memory on one side (dst or src buffer null).
+axl_status copy_host_bytes(Queue* q, void* dst_host, Buffer* dst, uint64_t dst_offset, const void* src_host,
+                           Buffer* src, uint64_t src_offset, uint64_t bytes);
+// Runs fn(data) on q after earlier work; on failure fn is not called.
+axl_status enqueue_host_fn(Queue* q, void (*fn)(void*), void* data);
+std::string dev_name(Device* d);
+// Stamps `c` on the allocation of b (write: replaces the writer, clears the
+// readers; read: adds a reader). No-op for untracked buffers.
+void stamp(Buffer* b, Completion* c, uint32_t access);
+// After an enqueue on q touched these buffers: stamps the tracked ones with
+// one completion recorded on q (writes first), or, when `failed`, poisons
+// the written ones with the calling thread's last error message. Cheap when
+// nothing is tracked.
+void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t nw,
+              Buffer* const* reads, size_t nr);
 
 // ----------------------------------------------------------------- events --
 struct Event : Object {

@@ -150,7 +150,6 @@ axl_status check_range(Buffer* b, uint64_t offset, uint64_t bytes, const char* w
   return AXL_SUCCESS;
 }
 
-std::string dev_name(Device* d) { return d->label + ":" + std::to_string(d->id) + " (" + d->backend->name + ")"; }
 
 // Copy host bytes to host bytes in queue order, on any backend.
 axl_status enqueue_host_copy(Queue* q, void* dst, const void* src, uint64_t bytes) {
@@ -254,6 +253,28 @@ End end_of(Buffer* b, uint64_t offset) {
 
 }  // namespace
 
+namespace axl::core {
+
+std::string dev_name(Device* d) { return d->label + ":" + std::to_string(d->id) + " (" + d->backend->name + ")"; }
+
+axl_status copy_bytes(Queue* q, Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset,
+                      uint64_t bytes) {
+  return copy_ends(q, end_of(dst, dst_offset), end_of(src, src_offset), bytes);
+}
+
+axl_status copy_host_bytes(Queue* q, void* dst_host, Buffer* dst, uint64_t dst_offset, const void* src_host,
+                           Buffer* src, uint64_t src_offset, uint64_t bytes) {
+  End d = dst ? end_of(dst, dst_offset) : End{nullptr, 0, dst_host, false};
+  End s = src ? end_of(src, src_offset) : End{nullptr, 0, const_cast<void*>(src_host), false};
+  return copy_ends(q, d, s, bytes);
+}
+
+axl_status enqueue_host_fn(Queue* q, void (*fn)(void*), void* data) {
+  return q->submit([&] { return AXL_CALL(q->device->backend, queue_enqueue_host_fn, q->pq, fn, data); });
+}
+
+}  // namespace axl::core
+
 extern "C" {
 
 AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags, axl_queue_t* out) {
@@ -338,11 +359,15 @@ AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst,
     if (!src) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_from_host: src is NULL");
     if (axl_status s = check_range(d, dst_offset, size_bytes, "axl_queue_copy_from_host")) return s;
     note_use(d, q);
+    axl_status s;
     if (d->device == q->device && !d->pinned)  // the common case: straight to the plugin
-      return q->submit([&] {
+      s = q->submit([&] {
         return AXL_CALL(q->device->backend, queue_copy_htod, q->pq, d->address + dst_offset, src, size_bytes);
       });
-    return copy_ends(q, end_of(d, dst_offset), End{nullptr, 0, const_cast<void*>(src), false}, size_bytes);
+    else
+      s = copy_ends(q, end_of(d, dst_offset), End{nullptr, 0, const_cast<void*>(src), false}, size_bytes);
+    stamp_op(q, s, &d, 1, nullptr, 0);
+    return s;
   });
 }
 
@@ -354,11 +379,15 @@ AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst, axl_buff
     if (!dst) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_to_host: dst is NULL");
     if (axl_status s = check_range(s_, src_offset, size_bytes, "axl_queue_copy_to_host")) return s;
     note_use(s_, q);
+    axl_status s;
     if (s_->device == q->device && !s_->pinned)
-      return q->submit([&] {
+      s = q->submit([&] {
         return AXL_CALL(q->device->backend, queue_copy_dtoh, q->pq, dst, s_->address + src_offset, size_bytes);
       });
-    return copy_ends(q, End{nullptr, 0, dst, false}, end_of(s_, src_offset), size_bytes);
+    else
+      s = copy_ends(q, End{nullptr, 0, dst, false}, end_of(s_, src_offset), size_bytes);
+    stamp_op(q, s, nullptr, 0, &s_, 1);
+    return s;
   });
 }
 
@@ -374,7 +403,9 @@ AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst, ui
     if (axl_status s = device_usable(s_->device)) return s;
     note_use(d, q);
     note_use(s_, q);
-    return copy_ends(q, end_of(d, dst_offset), end_of(s_, src_offset), size_bytes);
+    axl_status s = copy_ends(q, end_of(d, dst_offset), end_of(s_, src_offset), size_bytes);
+    stamp_op(q, s, &d, 1, &s_, 1);
+    return s;
   });
 }
 
@@ -410,9 +441,11 @@ AXL_API axl_status axl_queue_fill(axl_queue_t queue, axl_buffer_t dst, uint64_t 
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_fill: buffer is on %s but the queue on %s",
                   dev_name(d->device).c_str(), dev_name(Q).c_str());
     note_use(d, q);
-    return q->submit([&] {
+    axl_status s = q->submit([&] {
       return AXL_CALL(Q->backend, queue_fill, q->pq, d->address + offset, size_bytes, pattern, pattern_size);
     });
+    stamp_op(q, s, &d, 1, nullptr, 0);
+    return s;
   });
 }
 
@@ -465,15 +498,21 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
     constexpr uint32_t kInline = 16;
     axl_kernel_arg pargs_inline[kInline];
     axl_devaddr addrs_inline[kInline];
+    Buffer* tracked_inline[kInline];
     std::unique_ptr<axl_kernel_arg[]> pargs_heap;
     std::unique_ptr<axl_devaddr[]> addrs_heap;
+    std::unique_ptr<Buffer*[]> tracked_heap;
     axl_kernel_arg* pargs = pargs_inline;
     axl_devaddr* addrs = addrs_inline;
+    Buffer** tracked = tracked_inline;
+    size_t num_tracked = 0;
     if (num_args > kInline) {
       pargs_heap.reset(new axl_kernel_arg[num_args]);
       addrs_heap.reset(new axl_devaddr[num_args]);
+      tracked_heap.reset(new Buffer*[num_args]);
       pargs = pargs_heap.get();
       addrs = addrs_heap.get();
+      tracked = tracked_heap.get();
     }
     for (uint32_t i = 0; i < num_args; ++i) {
       const axl_launch_arg& a = args[i];
@@ -485,6 +524,7 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
         addrs[i] = b->address;
         pargs[i] = {AXL_ARG_DEVADDR, sizeof(axl_devaddr), &addrs[i]};
         note_use(b, q);
+        if (b->allocation()->tracked()) tracked[num_tracked++] = b;
       } else if (a.kind == AXL_KERNEL_ARG_SCALAR) {
         if (!a.value || a.size == 0 || a.size > 256)
           return fail(AXL_ERROR_INVALID_ARGUMENT,
@@ -500,9 +540,13 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
     memcpy(cfg.grid, grid, sizeof cfg.grid);
     memcpy(cfg.block, block, sizeof cfg.block);
     cfg.shared_mem_bytes = shared_mem_bytes;
-    return q->submit([&] {
+    axl_status s = q->submit([&] {
       return AXL_CALL(q->device->backend, queue_launch, q->pq, k->pk, &cfg, pargs, num_args);
     });
+    // The ABI does not say which arguments a kernel writes: each counts as
+    // written, which orders host reads and writes after the launch.
+    if (num_tracked) stamp_op(q, s, tracked, num_tracked, nullptr, 0);
+    return s;
   });
 }
 

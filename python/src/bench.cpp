@@ -27,7 +27,7 @@ void register_bench(py::module_& m) {
         const uint32_t dims[3] = {1, 1, 1};
         axl_launch_arg args[2]{};
         args[0].kind = AXL_KERNEL_ARG_BUFFER;
-        args[0].buffer = buf.buffer.get();
+        args[0].buffer = buf.launch_handle();
         args[1].kind = AXL_KERNEL_ARG_SCALAR;
         args[1].size = sizeof n;
         args[1].value = &n;

@@ -1,11 +1,16 @@
-// Buffer: the minimal n-d buffer queues and kernels need (MAX:
-// max.driver.Buffer). Contiguous, row-major, one allocation per buffer.
+// Buffer (MAX: max.driver.Buffer): an n-d strided view of one allocation.
 //
-// Kept deliberately small for the buffers issue to extend: metadata is dtype +
-// shape (strides, views, slicing, staging and DLPack come later, on top of
-// axl_buffer_view), and host copies are byte copies through the device's
-// default queue. The Python side (axl/driver/buffer.py) adds from_numpy,
-// to_numpy and zeros the way MAX adds its Python methods.
+// The metadata is a core axl_layout (shape, byte strides, offset), so the
+// index arithmetic, contiguity, dtype views, strided copies and host hazard
+// waits are the core's (axl.h), shared with every other binding. This file
+// holds what must be fast from Python (construction, properties, indexing,
+// views, copies, the numpy alias); the rest of MAX's Buffer API is Python,
+// in axl/driver/buffer.py.
+#include <pybind11/numpy.h>
+
+#include <cstring>
+#include <unordered_map>
+
 #include "common.hpp"
 
 namespace axlpy {
@@ -13,141 +18,433 @@ namespace {
 
 PyTypeObject* g_buffer_type = nullptr;
 
-// A contiguous host view of obj (numpy array, bytes, memoryview...).
-struct HostView {
-  Py_buffer view{};
-  bool held = false;
-  HostView(py::handle obj, bool writable) {
-    const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) throw py::error_already_set();
-    held = true;
-  }
-  ~HostView() {
-    if (held) PyBuffer_Release(&view);
-  }
-  uint64_t size() const { return static_cast<uint64_t>(view.len); }
-};
+enum : uint32_t { kUsageStaging = 1, kUsageUntracked = 2 };
 
-void check_size(const BufferObj& b, uint64_t host_bytes, const char* what) {
-  if (host_bytes != b.nbytes)
-    throw py::value_error(std::string(what) + ": the host memory has " + std::to_string(host_bytes) +
-                          " bytes but the buffer " + std::to_string(b.nbytes));
+// Python objects looked up once: construction is on the hot path (the
+// benchmark compares it with numpy.empty).
+struct Cache {
+  py::object dtype_cls, usage_cls, cpu_device;
+  std::unordered_map<long, uint32_t> element_size;  // DType value -> bytes
+  std::unordered_map<axl_device_t, bool> is_host;
+};
+Cache& cache() {
+  static Cache* c = new Cache();  // leaked: outlives interpreter teardown
+  return *c;
+}
+
+uint32_t element_size_of(py::handle dtype) {
+  Cache& c = cache();
+  if (!c.dtype_cls) c.dtype_cls = py::module_::import("axl.dtype").attr("DType");
+  if (!py::isinstance(dtype, c.dtype_cls))
+    throw py::type_error("Buffer: dtype must be an axl.dtype.DType, got " +
+                         std::string(py::str(py::type::handle_of(dtype).attr("__name__"))));
+  const long code = dtype.attr("value").cast<long>();
+  if (auto it = c.element_size.find(code); it != c.element_size.end()) return it->second;
+  const auto size = dtype.attr("size_in_bytes").cast<uint32_t>();
+  c.element_size.emplace(code, size);
+  return size;
+}
+
+bool device_is_host(axl_device_t d) {
+  Cache& c = cache();
+  if (auto it = c.is_host.find(d); it != c.is_host.end()) return it->second;
+  axl_device_info i{};
+  i.struct_size = sizeof i;
+  check(axl_device_get_info(d, &i));
+  c.is_host.emplace(d, i.is_host != 0);
+  return i.is_host != 0;
+}
+
+py::object default_cpu() {
+  Cache& c = cache();
+  if (!c.cpu_device) c.cpu_device = py::module_::import("axl.driver").attr("CPU")();
+  return c.cpu_device;
+}
+
+bool is_queue(py::handle o) { return py::isinstance<QueueObj>(o); }
+
+uint32_t usage_bits(py::handle usage) {
+  if (usage.is_none()) return 0;
+  py::object v = py::hasattr(usage, "value") ? usage.attr("value") : py::reinterpret_borrow<py::object>(usage);
+  const long bits = v.cast<long>();
+  if (bits < 0 || bits > 3) throw py::value_error("Buffer: usage " + std::string(py::repr(usage)) + " is not a Usage");
+  return static_cast<uint32_t>(bits);
+}
+
+std::string shape_text(const axl_layout& l) {
+  std::string s = "(";
+  for (uint32_t k = 0; k < l.rank; ++k)
+    s += std::to_string(l.shape[k]) + (l.rank == 1 ? "," : (k + 1 < l.rank ? ", " : ""));
+  return s + ")";
+}
+
+std::vector<int64_t> parse_shape(py::handle shape) {
+  std::vector<int64_t> dims;
+  if (PyLong_Check(shape.ptr())) {
+    dims.push_back(shape.cast<int64_t>());
+  } else {
+    if (!PySequence_Check(shape.ptr()) || PyUnicode_Check(shape.ptr()))
+      throw py::type_error("Buffer: shape must be a sequence of ints, got " +
+                           std::string(py::str(py::type::handle_of(shape).attr("__name__"))));
+    for (py::handle d : py::reinterpret_borrow<py::sequence>(shape)) {
+      if (PyBool_Check(d.ptr()) || !PyIndex_Check(d.ptr()))
+        throw py::type_error("Buffer: shape entries must be ints, got " + std::string(py::repr(d)));
+      dims.push_back(py::reinterpret_steal<py::object>(PyNumber_Index(d.ptr())).cast<int64_t>());
+    }
+  }
+  for (int64_t v : dims)
+    if (v < 0) throw py::value_error("Buffer: shape entries must be >= 0, got " + std::string(py::str(shape)));
+  return dims;
+}
+
+// Allocates dtype x shape on `device` (or on stream's device) with `usage`.
+void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object device, py::object stream,
+              uint32_t usage) {
+  const uint32_t es = element_size_of(dtype);
+  const std::vector<int64_t> dims = parse_shape(shape);
+  check(axl_layout_init(&b.layout, static_cast<uint32_t>(dims.size()), dims.data(), es));
+  if (!stream.is_none()) {
+    if (!is_queue(stream)) throw py::type_error("Buffer: stream must be a DeviceQueue, got " + std::string(py::repr(stream)));
+    b.queue = stream;
+    b.device = stream.cast<QueueObj&>().device;
+  } else {
+    if (device.is_none()) device = default_cpu();
+    b.device = device_of(device);
+  }
+  b.dtype = py::reinterpret_borrow<py::object>(dtype);
+  b.usage = usage;
+  const bool host = device_is_host(b.device);
+  b.pinned = !host && (usage & kUsageStaging);
+  b.host_visible = host || b.pinned;
+  uint32_t flags = b.pinned ? AXL_BUFFER_FLAG_PINNED : 0;
+  // Host-visible memory is tracked (axl tracks CPU buffers too, so reading a
+  // buffer after an asynchronous copy needs no synchronize); device memory
+  // is only ever read through a copy on its queue, as in MAX.
+  if (b.host_visible && !(usage & kUsageUntracked)) flags |= AXL_BUFFER_FLAG_TRACKED;
+  uint64_t nbytes = b.num_elements() * es;
+  axl_buffer_t h = nullptr;
+  // An empty buffer still gets one byte, so it has an address.
+  check(axl_buffer_create(b.device, nbytes ? nbytes : 1, flags, &h));
+  b.buffer = axl::Buffer(h);
+}
+
+void copy_fields(BufferObj& to, const BufferObj& from) {
+  check(axl_buffer_retain(from.buffer.get()));
+  to.buffer = axl::Buffer(from.buffer.get());
+  to.device = from.device;
+  to.dtype = from.dtype;
+  to.queue = from.queue;
+  to.layout = from.layout;
+  to.usage = from.usage;
+  to.pinned = from.pinned;
+  to.host_visible = from.host_visible;
+}
+
+// One index of __getitem__/__setitem__.
+axl_index parse_index(py::handle o) {
+  axl_index ix{};
+  if (PySlice_Check(o.ptr())) {
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(o.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
+    ix.kind = AXL_INDEX_SLICE;
+    ix.flags = AXL_INDEX_HAS_START | AXL_INDEX_HAS_STOP | AXL_INDEX_HAS_STEP;
+    ix.start = start;
+    ix.stop = stop;
+    ix.step = step;
+    return ix;
+  }
+  if (!PyBool_Check(o.ptr()) && PyIndex_Check(o.ptr())) {
+    ix.kind = AXL_INDEX_INTEGER;
+    ix.start = py::reinterpret_steal<py::object>(PyNumber_Index(o.ptr())).cast<int64_t>();
+    return ix;
+  }
+  throw py::type_error("Buffer indices must be integers or slices, got " + std::string(py::repr(o)));
+}
+
+std::vector<axl_index> parse_key(py::handle key) {
+  std::vector<axl_index> out;
+  if (PyTuple_Check(key.ptr()) || PyList_Check(key.ptr())) {
+    for (py::handle k : py::reinterpret_borrow<py::sequence>(key)) out.push_back(parse_index(k));
+  } else {
+    out.push_back(parse_index(key));
+  }
+  return out;
+}
+
+py::object np_array_alias(BufferObj& b, py::handle self, py::handle np_dtype) {
+  void* host = nullptr;
+  check(axl_buffer_host_pointer(b.buffer.get(), &host));
+  std::vector<py::ssize_t> shape(b.layout.shape, b.layout.shape + b.layout.rank);
+  std::vector<py::ssize_t> strides(b.layout.strides, b.layout.strides + b.layout.rank);
+  py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(np_dtype));
+  if (static_cast<uint32_t>(dt.itemsize()) != b.layout.element_size)
+    throw py::value_error("to_numpy: numpy dtype " + std::string(py::str(dt)) + " has " +
+                          std::to_string(dt.itemsize()) + " bytes per element, the buffer " +
+                          std::to_string(b.layout.element_size));
+  return py::array(dt, shape, strides, static_cast<char*>(host) + b.layout.offset, self);
 }
 
 }  // namespace
 
+axl_buffer_t BufferObj::launch_handle() {
+  if (layout.offset == 0) return buffer.get();
+  if (!element0) {
+    uint64_t size = 0;
+    check(axl_buffer_size(buffer.get(), &size));
+    axl_buffer_t v = nullptr;
+    check(axl_buffer_view(buffer.get(), layout.offset, size - layout.offset, &v));
+    element0 = axl::Buffer(v);
+  }
+  return element0.get();
+}
+
 PyTypeObject* buffer_type() { return g_buffer_type; }
+
+axl_queue_t buffer_queue(BufferObj& b) {
+  if (b.queue.is_none() || !b.queue) b.queue = device_object(b.device).attr("default_queue");
+  return b.queue.cast<QueueObj&>().queue.get();
+}
+
+void host_wait(BufferObj& b, uint32_t access) {
+  axl_buffer_t h = b.buffer.get();
+  check(without_gil([&] { return axl_buffer_host_wait(h, access); }));
+}
+
+py::object make_buffer_object(axl::Buffer buffer, axl_device_t device, py::object dtype, const axl_layout& layout,
+                              uint32_t usage, bool pinned) {
+  auto b = std::make_unique<BufferObj>();
+  b->buffer = std::move(buffer);
+  b->device = device;
+  b->dtype = std::move(dtype);
+  b->queue = py::none();
+  b->layout = layout;
+  b->usage = usage;
+  b->pinned = pinned;
+  b->host_visible = pinned || device_is_host(device);
+  return py::cast(std::move(b));
+}
 
 void register_buffer(py::module_& m) {
   py::class_<BufferObj> cls(m, "Buffer", R"doc(
-A contiguous n-d array on one device (MAX: ``max.driver.Buffer``).
+An n-d array on one device (MAX: ``max.driver.Buffer``).
 
-``Buffer(dtype, shape, device=None)`` allocates ``prod(shape)`` elements of
-``dtype`` (an ``axl.dtype.DType``) on ``device`` (CPU() when None); contents
-start uninitialised. Pass a Buffer to ``DeviceQueue.launch`` and the kernel
-receives its device address. ``Buffer.from_numpy``, ``to_numpy`` and
-``Buffer.zeros`` are defined in axl/driver/buffer.py.
+``Buffer(dtype, shape, device=None, stream=None, usage=Usage.DEFAULT)``
+allocates ``prod(shape)`` elements of ``dtype`` (an ``axl.dtype.DType``) on
+``device`` (CPU() when None), or on ``stream``'s device bound to that queue
+(``Buffer(dtype, shape, queue)`` also works, as in MAX). Contents start
+uninitialised. ``Buffer(shape=ndarray, device=dev)`` copies an array to
+``dev``. Indexing gives views sharing the memory; see docs/python.md for the
+whole API and where axl differs from MAX.
+
+Raises:
+    TypeError: dtype is not a DType, shape not a sequence of ints.
+    ValueError: a negative extent, an unknown usage.
+    OutOfMemoryError: the device cannot hold the bytes.
 )doc");
-  cls.def(py::init([](py::object dtype, py::object shape, py::object device) {
-              auto b = std::make_unique<BufferObj>();
-              py::object dtype_cls = py::module_::import("axl.dtype").attr("DType");
-              if (!py::isinstance(dtype, dtype_cls))
-                throw py::type_error("Buffer: dtype must be an axl.dtype.DType, got " +
-                                     std::string(py::str(py::type::handle_of(dtype).attr("__name__"))));
-              b->dtype = dtype;
-              b->element_size = dtype.attr("size_in_bytes").cast<uint64_t>();
-              uint64_t count = 1;
-              if (py::isinstance<py::int_>(shape)) shape = py::make_tuple(shape);
-              for (py::handle d : shape) {
-                const int64_t v = py::reinterpret_borrow<py::object>(d).cast<int64_t>();
-                if (v < 0) throw py::value_error("Buffer: shape entries must be >= 0, got " + std::string(py::str(shape)));
-                b->shape.push_back(v);
-                if (__builtin_mul_overflow(count, static_cast<uint64_t>(v), &count))
-                  throw py::value_error("Buffer: shape " + std::string(py::str(shape)) + " is too large");
-              }
-              if (__builtin_mul_overflow(count, b->element_size, &b->nbytes))
-                throw py::value_error("Buffer: shape " + std::string(py::str(shape)) + " is too large");
-              if (device.is_none()) device = py::module_::import("axl.driver").attr("CPU")();
-              b->device = device_of(device);
-              // The core refuses 0-byte allocations; an empty buffer still gets
-              // an address (one byte) so it can be passed to a kernel.
-              axl_buffer_t h = nullptr;
-              check(axl_buffer_create(b->device, b->nbytes ? b->nbytes : 1, AXL_BUFFER_FLAG_NONE, &h));
-              b->buffer = axl::Buffer(h);
-              return b;
-            }),
-            py::arg("dtype"), py::arg("shape"), py::arg("device") = py::none())
-      .def_property_readonly("dtype", [](BufferObj& b) { return b.dtype; })
+  cls.def(py::init([](py::args args, py::kwargs kwargs) {
+    auto b = std::make_unique<BufferObj>();
+    if (kwargs.contains("_like")) {
+      copy_fields(*b, kwargs["_like"].cast<BufferObj&>());
+      return b;
+    }
+    static const char* names[] = {"dtype", "shape", "device", "stream", "usage"};
+    py::object a[5] = {py::none(), py::none(), py::none(), py::none(), py::none()};
+    if (args.size() > 5) throw py::type_error("Buffer() takes at most 5 positional arguments");
+    for (size_t i = 0; i < args.size(); ++i) a[i] = args[i];
+    for (auto kv : kwargs) {
+      const std::string k = py::str(kv.first);
+      size_t i = 0;
+      while (i < 5 && k != names[i]) ++i;
+      if (i == 5) throw py::type_error("Buffer() got an unexpected keyword argument '" + k + "'");
+      if (i < args.size()) throw py::type_error("Buffer() got multiple values for argument '" + k + "'");
+      a[i] = py::reinterpret_borrow<py::object>(kv.second);
+    }
+    // Buffer(dtype, shape, queue): MAX's stream overload, positionally.
+    if (is_queue(a[2])) {
+      if (!a[3].is_none()) throw py::type_error("Buffer(): both a queue as device and stream= given");
+      std::swap(a[2], a[3]);
+    }
+    if (!a[2].is_none() && !a[3].is_none())
+      throw py::type_error("Buffer(): pass device or stream, not both");
+    // Buffer(shape=ndarray, device=dev): MAX's third overload, a copy.
+    if (a[0].is_none() && py::hasattr(a[1], "__array_interface__")) {
+      py::object buf = py::module_::import("axl.driver.buffer").attr("_from_array")(a[1], a[2]);
+      copy_fields(*b, buf.cast<BufferObj&>());
+      return b;
+    }
+    if (a[0].is_none() || a[1].is_none()) throw py::type_error("Buffer() needs a dtype and a shape");
+    allocate(*b, a[0], a[1], a[2], a[3], usage_bits(a[4]));
+    return b;
+  }));
+  cls.def_property_readonly("dtype", [](BufferObj& b) { return b.dtype; }, "The element type (DType).")
       .def_property_readonly("shape", [](BufferObj& b) {
-        py::tuple t(b.shape.size());
-        for (size_t i = 0; i < b.shape.size(); ++i) t[i] = py::int_(b.shape[i]);
+        py::tuple t(b.layout.rank);
+        for (uint32_t k = 0; k < b.layout.rank; ++k) t[k] = py::int_(b.layout.shape[k]);
         return t;
-      })
-      .def_property_readonly("rank", [](BufferObj& b) { return b.shape.size(); })
-      .def_property_readonly("num_elements", [](BufferObj& b) { return b.element_size ? b.nbytes / b.element_size : 0; },
+      }, "Elements along each dimension.")
+      .def_property_readonly("strides", [](BufferObj& b) {
+        py::tuple t(b.layout.rank);
+        for (uint32_t k = 0; k < b.layout.rank; ++k) t[k] = py::int_(b.layout.strides[k] / int64_t(b.layout.element_size));
+        return t;
+      }, "Step between neighbours along each dimension, in elements (MAX; numpy's are bytes).")
+      .def_property_readonly("rank", [](BufferObj& b) { return b.layout.rank; })
+      .def_property_readonly("num_elements", [](BufferObj& b) { return b.num_elements(); },
                              "Product of the shape (1 for rank 0).")
-      .def_property_readonly("element_size", [](BufferObj& b) { return b.element_size; }, "Bytes per element.")
-      .def_property_readonly("is_contiguous", [](BufferObj&) { return true; },
-                             "Always True until views and slicing arrive.")
-      .def_property_readonly("device", [](BufferObj& b) { return device_object(b.device); })
-      .def_property_readonly("is_host", [](BufferObj& b) {
-        axl_device_info i{};
-        i.struct_size = sizeof i;
-        check(axl_device_get_info(b.device, &i));
-        return i.is_host != 0;
+      .def_property_readonly("element_size", [](BufferObj& b) { return b.layout.element_size; }, "Bytes per element.")
+      .def_property_readonly("is_contiguous", [](BufferObj& b) { return axl_layout_is_contiguous(&b.layout) != 0; },
+                             "Row-major and dense (extent-1 dimensions ignored).")
+      .def_property_readonly("device", [](BufferObj& b) { return device_object(b.device); },
+                             "The device the buffer belongs to (for staging memory: the accelerator).")
+      .def_property_readonly("stream", [](BufferObj& b) {
+        buffer_queue(b);
+        return b.queue;
+      }, "The DeviceQueue the buffer's copies run on (the device's default unless bound).")
+      .def_property_readonly("is_host", [](BufferObj& b) { return device_is_host(b.device); },
+                             "True on the CPU; False for accelerator and staging memory (MAX).")
+      .def_property_readonly("pinned", [](BufferObj& b) { return b.pinned; },
+                             "Page-locked host memory bound to an accelerator.")
+      .def_property_readonly("_usage_bits", [](BufferObj& b) { return b.usage; })
+      .def_property_readonly("_host_visible", [](BufferObj& b) { return b.host_visible; })
+      .def_property_readonly("_host_hazard_tracked", [](BufferObj& b) {
+        uint32_t f = 0;
+        check(axl_buffer_flags(b.buffer.get(), &f));
+        return (f & AXL_BUFFER_FLAG_TRACKED) != 0;
       })
-      .def_property_readonly("_nbytes", [](BufferObj& b) { return b.nbytes; })
-      .def("_data_ptr", [](BufferObj& b) { return b.buffer.device_address(); },
-           "The device address of the first element (what a kernel receives).")
-      .def(
-          "_copy_from_host",
-          [](BufferObj& b, py::handle src) {
-            HostView v(src, false);
-            check_size(b, v.size(), "copy into buffer");
-            if (!b.nbytes) return;
-            check(axl_device_retain(b.device));
-            axl::Queue q = axl::Device(b.device).default_queue();
-            // The host memory must stay untouched until the copy ran, so the
-            // call waits for it (without the GIL).
-            axl_status s = without_gil([&] {
-              axl_status r = axl_queue_copy_from_host(q.get(), b.buffer.get(), 0, v.view.buf, b.nbytes);
-              return r ? r : axl_queue_synchronize(q.get());
-            });
-            check(s);
-          },
-          py::arg("src"), "Copies a C-contiguous host object of exactly the buffer's size in; waits for it.")
-      .def(
-          "_copy_to_host",
-          [](BufferObj& b, py::handle dst) {
-            HostView v(dst, true);
-            check_size(b, v.size(), "copy out of buffer");
-            if (!b.nbytes) return;
-            check(axl_device_retain(b.device));
-            axl::Queue q = axl::Device(b.device).default_queue();
-            axl_status s = without_gil([&] {
-              axl_status r = axl_queue_copy_to_host(q.get(), v.view.buf, b.buffer.get(), 0, b.nbytes);
-              return r ? r : axl_queue_synchronize(q.get());
-            });
-            check(s);
-          },
-          py::arg("dst"), "Copies the buffer out into a writable C-contiguous host object; waits for it.")
-      .def(
-          "_fill_zero",
-          [](BufferObj& b) {
-            if (!b.nbytes) return;
-            check(axl_device_retain(b.device));
-            axl::Queue q = axl::Device(b.device).default_queue();
-            check(axl_queue_fill(q.get(), b.buffer.get(), 0, b.nbytes, 0, 1));
-          },
-          "Enqueues a zero fill on the device's default queue (asynchronous, as MAX's zeros).")
+      .def_property_readonly("_nbytes", [](BufferObj& b) { return b.num_elements() * b.layout.element_size; })
+      .def_property_readonly("_offset", [](BufferObj& b) { return b.layout.offset; },
+                             "Byte offset of element 0 in the allocation.")
+      .def("_data_ptr", [](BufferObj& b) {
+        uint64_t a = 0;
+        check(axl_buffer_device_address(b.buffer.get(), &a));
+        return a + b.layout.offset;
+      }, "The device address of element 0 (what a kernel receives).")
+      .def("__getitem__", [](BufferObj& b, py::handle key) {
+        std::vector<axl_index> idx = parse_key(key);
+        axl_layout out{};
+        check(axl_layout_index(&b.layout, idx.data(), static_cast<uint32_t>(idx.size()), &out));
+        auto v = std::make_unique<BufferObj>();
+        copy_fields(*v, b);
+        v->layout = out;
+        return v;
+      }, py::arg("index"), R"doc(
+A view (sharing memory) selected by ints and slices, numpy's basic indexing.
+Integers remove their dimension; fewer indices than the rank keep the rest.
+
+Raises:
+    IndexError: an integer out of range, too many indices.
+    ValueError: a slice step of 0.
+    TypeError: an index that is neither int nor slice.
+)doc")
+      .def("_index_is_element", [](BufferObj& b, py::handle key) {
+        // True when key picks exactly one element with one int per axis
+        // (MAX's __setitem__ rule; a rank-0 buffer also takes [0]).
+        std::vector<axl_index> idx = parse_key(key);
+        if (b.layout.rank == 0) return idx.size() == 1 && idx[0].kind == AXL_INDEX_INTEGER;
+        if (idx.size() != b.layout.rank) return false;
+        for (auto& i : idx)
+          if (i.kind != AXL_INDEX_INTEGER) return false;
+        return true;
+      })
+      .def("_view", [](BufferObj& b, py::handle dtype, py::object shape) {
+        const uint32_t es = element_size_of(dtype);
+        axl_layout out{};
+        if (shape.is_none()) {
+          check(axl_layout_view(&b.layout, es, 0, nullptr, &out));
+        } else {
+          std::vector<int64_t> dims = parse_shape(shape);
+          check(axl_layout_view(&b.layout, es, static_cast<uint32_t>(dims.size()), dims.data(), &out));
+        }
+        auto v = std::make_unique<BufferObj>();
+        copy_fields(*v, b);
+        v->layout = out;
+        v->dtype = py::reinterpret_borrow<py::object>(dtype);
+        return v;
+      }, py::arg("dtype"), py::arg("shape") = py::none())
+      .def("_with_queue", [](BufferObj& b, py::object queue) {
+        auto v = std::make_unique<BufferObj>();
+        copy_fields(*v, b);
+        v->queue = queue;
+        return v;
+      })
+      .def("_copy_from", [](BufferObj& dst, BufferObj& src, py::object queue) {
+        axl_queue_t q = queue.is_none() ? buffer_queue(dst) : queue.cast<QueueObj&>().queue.get();
+        check(axl_queue_copy_layout(q, dst.buffer.get(), &dst.layout, src.buffer.get(), &src.layout));
+      }, py::arg("src"), py::arg("queue") = py::none(),
+         "Enqueues an element-wise copy of src into self (any layouts, any devices).")
+      .def("_fill_zero", [](BufferObj& b) {
+        if (!b.num_elements()) return;
+        if (!axl_layout_is_contiguous(&b.layout)) throw py::value_error("_fill_zero needs a contiguous buffer");
+        uint64_t begin = 0, end = 0;
+        axl_layout_extent(&b.layout, &begin, &end);
+        check(axl_queue_fill(buffer_queue(b), b.buffer.get(), begin, end - begin, 0, 1));
+      }, "Enqueues a zero fill on the buffer's queue (asynchronous, as MAX's zeros).")
+      .def("_host_wait", [](BufferObj& b, uint32_t access) { host_wait(b, access); }, py::arg("access"),
+           "Blocks until the host may access the buffer: 1 read, 2 write (raises HostHazardError).")
+      .def("_as_numpy", [](py::object self, py::handle np_dtype) {
+        return np_array_alias(self.cast<BufferObj&>(), self, np_dtype);
+      }, "A numpy array aliasing host-visible memory (no wait, no copy).")
       .def("__repr__", [](BufferObj& b) {
-        std::string shape = "(";
-        for (size_t i = 0; i < b.shape.size(); ++i)
-          shape += std::to_string(b.shape[i]) + (b.shape.size() == 1 ? "," : (i + 1 < b.shape.size() ? ", " : ""));
-        shape += ")";
-        return "axl.driver.Buffer(" + std::string(py::str(b.dtype)) + ", " + shape + ", " + device_text(b.device) + ")";
+        buffer_queue(b);
+        return "axl.driver.Buffer(" + std::string(py::str(b.dtype)) + ", " + shape_text(b.layout) + ", " +
+               std::string(py::repr(b.queue)) + ")";
       });
   g_buffer_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+
+  // ------------------------------------------------------ HostHazardCompletion
+  struct CompletionObj {
+    axl_completion_t c = nullptr;
+    ~CompletionObj() {
+      if (c) axl_completion_release(c);
+    }
+  };
+  py::class_<CompletionObj>(m, "HostHazardCompletion", R"doc(
+A point in a queue that host accesses wait for (MAX:
+``max._core.driver.HostHazardCompletion``). Compared and hashed by identity.
+)doc")
+      .def_static("record_on", [](QueueObj& q) {
+        auto o = std::make_unique<CompletionObj>();
+        check(axl_completion_record(q.queue.get(), &o->c));
+        return o;
+      }, py::arg("queue"), "A completion for the work already enqueued on queue.")
+      .def_static("poisoned", [](py::object /*queue*/, const std::string& error) {
+        auto o = std::make_unique<CompletionObj>();
+        check(axl_completion_create_poisoned(c_string(error, "error"), &o->c));
+        return o;
+      }, py::arg("queue"), py::arg("error"), "A completion whose waits raise HostHazardError(error).")
+      .def("is_ready", [](CompletionObj& o) {
+        axl_status s = axl_completion_query(o.c);
+        if (s == AXL_ERROR_NOT_READY) return false;
+        check(s);
+        return true;
+      }, "True once the work ran, or when poisoned.")
+      .def("wait", [](CompletionObj& o) {
+        axl_completion_t c = o.c;
+        check(without_gil([c] { return axl_completion_wait(c); }));
+      }, "Blocks until ready; raises HostHazardError with the poison message.")
+      .def("poison", [](CompletionObj& o, const std::string& message) {
+        check(axl_completion_poison(o.c, c_string(message, "message")));
+      }, py::arg("message"));
+  cls.def("_stamp", [](BufferObj& b, CompletionObj& c, uint32_t access) {
+    check(axl_buffer_stamp(b.buffer.get(), c.c, access));
+  });
+
+  m.def("_copy_batch", [](py::sequence pairs) {
+    // pairs: (dst, src) Buffers, contiguous, equal byte sizes (checked by
+    // the Python caller). The core groups them by destination device.
+    std::vector<axl_copy_desc> descs;
+    for (py::handle p : pairs) {
+      auto t = py::reinterpret_borrow<py::tuple>(p);
+      BufferObj& d = t[0].cast<BufferObj&>();
+      BufferObj& s = t[1].cast<BufferObj&>();
+      uint64_t db = 0, de = 0, sb = 0, se = 0;
+      axl_layout_extent(&d.layout, &db, &de);
+      axl_layout_extent(&s.layout, &sb, &se);
+      descs.push_back({d.buffer.get(), db, s.buffer.get(), sb, de - db});
+    }
+    check(axl_copy_batch(descs.data(), descs.size()));
+  }, py::arg("pairs"));
+
+  register_dlpack(m, cls);
 }
 
 }  // namespace axlpy

@@ -163,18 +163,36 @@ void add_launch_method(py::handle queue_type);
 
 // ------------------------------------------------------------------ buffers
 struct BufferObj {
-  axl::Buffer buffer;
+  axl::Buffer buffer;            // the allocation (or wrapped external memory)
+  axl::Buffer element0;          // view starting at element 0, made on demand
   axl_device_t device = nullptr;
   py::object dtype;              // axl.dtype.DType member
-  std::vector<int64_t> shape;
-  uint64_t element_size = 0;
-  uint64_t nbytes = 0;           // num_elements * element_size (may be 0)
-  ~BufferObj() { release_without_gil(buffer); }
+  py::object queue;              // bound DeviceQueue; None: the device's default
+  axl_layout layout{};           // shape, byte strides and offset into `buffer`
+  uint32_t usage = 0;            // MAX Usage bits: STAGING 1, UNTRACKED 2
+  bool pinned = false;           // host memory bound to an accelerator
+  bool host_visible = false;     // the host can address the bytes
+  // What a kernel receives: a buffer whose byte 0 is element (0, ..., 0).
+  axl_buffer_t launch_handle();
+  uint64_t num_elements() const { return axl_layout_num_elements(&layout); }
+  ~BufferObj() {
+    release_without_gil(element0);
+    release_without_gil(buffer);
+  }
 };
 
 // The Python type of Buffer (for fast isinstance checks in launch).
 PyTypeObject* buffer_type();
 void register_buffer(py::module_& m);
+// DLPack export (__dlpack__, __dlpack_device__) and import (_from_dlpack).
+void register_dlpack(py::module_& m, py::class_<BufferObj>& cls);
+// Builds a Buffer object around an existing allocation (used by DLPack).
+py::object make_buffer_object(axl::Buffer buffer, axl_device_t device, py::object dtype, const axl_layout& layout,
+                              uint32_t usage, bool pinned);
+// The queue work on b is enqueued on (its bound queue).
+axl_queue_t buffer_queue(BufferObj& b);
+// Waits (GIL released) until the host may read or write b (hazard record).
+void host_wait(BufferObj& b, uint32_t access);
 
 // ---------------------------------------------- trace, discovery, benchmarks
 void register_trace(py::module_& m);

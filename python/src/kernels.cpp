@@ -246,7 +246,7 @@ void pack_arg(size_t i, PyObject* o, axl_launch_arg& a, unsigned char* slot) {
   if (PyObject_TypeCheck(o, buffer_type())) {
     a.kind = AXL_KERNEL_ARG_BUFFER;
     a.size = 0;
-    a.buffer = py::handle(o).cast<BufferObj&>().buffer.get();
+    a.buffer = py::handle(o).cast<BufferObj&>().launch_handle();
     a.value = nullptr;
     return;
   }

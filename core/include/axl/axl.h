@@ -203,7 +203,11 @@ enum {
   AXL_BUFFER_FLAG_NONE = 0,
   /* Page-locked host memory bound to `device` for fast copies; on a host
    * device this is plain host memory. */
-  AXL_BUFFER_FLAG_PINNED = 1u << 0
+  AXL_BUFFER_FLAG_PINNED = 1u << 0,
+  /* Host hazard tracking (see "Host hazard tracking" below): the core stamps
+   * every copy, fill and launch that touches the buffer, and
+   * axl_buffer_host_wait waits for them. */
+  AXL_BUFFER_FLAG_TRACKED = 1u << 1
 };
 
 /* Allocates `size_bytes` (> 0, <= max_single_alloc_bytes) on `device`. */
@@ -224,6 +228,164 @@ AXL_API axl_status axl_buffer_device_address(axl_buffer_t buffer,
 /* Host pointer of the first byte, for host-device and pinned buffers only;
  * AXL_ERROR_INVALID_STATE for device memory the host cannot read. */
 AXL_API axl_status axl_buffer_host_pointer(axl_buffer_t buffer, void** out_ptr);
+/* The AXL_BUFFER_FLAG_* the allocation was created with (views report their
+ * allocation's flags). */
+AXL_API axl_status axl_buffer_flags(axl_buffer_t buffer, uint32_t* out_flags);
+
+/* Called once when the last reference to an external buffer is released,
+ * after every queue that used it has finished. May run on any thread. */
+typedef void (*axl_buffer_release_callback)(void* user_data);
+/* Wraps memory axl did not allocate (a numpy array, a file mapping, a DLPack
+ * producer's device memory) as a buffer of `device`, without copying.
+ * `address` is what kernels receive (the device address); `host` is the
+ * host pointer of the same byte, or NULL when the host cannot touch it (on a
+ * host device `host` must equal `address`). AXL_BUFFER_FLAG_PINNED marks
+ * host memory bound to an accelerator. `release` (may be NULL) runs when the
+ * buffer dies; on any error it is NOT called and nothing is kept.
+ * Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL/zero address or size, a host
+ * device with host != address, unknown flags. */
+AXL_API axl_status axl_buffer_create_external(axl_device_t device, uint64_t address, void* host,
+                                              uint64_t size_bytes, uint32_t flags,
+                                              axl_buffer_release_callback release,
+                                              void* user_data, axl_buffer_t* out_buffer);
+
+/* ======================================================================== */
+/* Layouts: n-d strided views of a buffer's bytes                           */
+/* ======================================================================== */
+/* A layout maps an n-d index to a byte offset inside one buffer:
+ *   byte(i0, ..., in-1) = offset + sum(ik * strides[k]).
+ * Shapes are in elements, strides and the offset in bytes (strides may be
+ * negative or zero). The functions are pure: no handles, no allocation, safe
+ * from any thread. Semantics follow numpy basic indexing (and so MAX's
+ * Buffer.__getitem__ and Buffer.view). */
+#define AXL_MAX_RANK 64
+
+typedef struct axl_layout {
+  uint32_t rank;                  /* 0..AXL_MAX_RANK; 0 is one element */
+  uint32_t element_size;          /* bytes per element, >= 1 */
+  uint64_t offset;                /* bytes from the buffer start to element (0,...,0) */
+  int64_t shape[AXL_MAX_RANK];    /* elements along each dimension, >= 0 */
+  int64_t strides[AXL_MAX_RANK];  /* bytes between neighbours along each dimension */
+} axl_layout;
+
+enum {
+  AXL_INDEX_INTEGER = 0, /* picks `start` and removes the dimension */
+  AXL_INDEX_SLICE = 1    /* start:stop:step, Python slice semantics */
+};
+enum {
+  AXL_INDEX_HAS_START = 1u << 0, /* else the slice starts at its natural end */
+  AXL_INDEX_HAS_STOP = 1u << 1,
+  AXL_INDEX_HAS_STEP = 1u << 2   /* else step 1 */
+};
+typedef struct axl_index {
+  int32_t kind;   /* AXL_INDEX_INTEGER or AXL_INDEX_SLICE */
+  uint32_t flags; /* AXL_INDEX_HAS_* (slices only) */
+  int64_t start;  /* the integer index (negative counts from the end) */
+  int64_t stop;
+  int64_t step;   /* non-zero */
+} axl_index;
+
+/* A row-major contiguous layout at offset 0. Errors: AXL_ERROR_INVALID_ARGUMENT
+ * for rank > AXL_MAX_RANK, a negative extent, element_size 0, or a byte size
+ * that overflows 2^63. */
+AXL_API axl_status axl_layout_init(axl_layout* out, uint32_t rank, const int64_t* shape,
+                                   uint32_t element_size);
+/* Applies `count` indices (<= rank) to the leading dimensions; the rest are
+ * kept whole. Integers wrap once when negative; slices clamp like Python's.
+ * Errors: AXL_ERROR_OUT_OF_RANGE "index 4 is out of bounds for axis 2 with
+ * size 3" and "too many indices" (IndexError in Python);
+ * AXL_ERROR_INVALID_ARGUMENT "slice step cannot be zero". */
+AXL_API axl_status axl_layout_index(const axl_layout* in, const axl_index* indices,
+                                    uint32_t count, axl_layout* out);
+/* 1 when the elements are row-major and dense (dimensions of extent 1 are
+ * ignored; zero-element layouts are contiguous), else 0. */
+AXL_API int axl_layout_is_contiguous(const axl_layout* layout);
+/* Number of elements (1 for rank 0). */
+AXL_API uint64_t axl_layout_num_elements(const axl_layout* layout);
+/* [begin, end) of the bytes the layout touches; begin == end == offset for
+ * zero elements. */
+AXL_API void axl_layout_extent(const axl_layout* layout, uint64_t* out_begin, uint64_t* out_end);
+/* The same bytes as elements of `element_size` (numpy's ndarray.view(dtype)).
+ * With shape == NULL the last dimension is rescaled: it must be dense and
+ * its byte length divisible by element_size (AXL_ERROR_INVALID_ARGUMENT with
+ * MAX's text otherwise); rank 0 is AXL_ERROR_OUT_OF_RANGE. With a shape, the
+ * layout must be contiguous and hold exactly the new shape's bytes. */
+AXL_API axl_status axl_layout_view(const axl_layout* in, uint32_t element_size, uint32_t rank,
+                                   const int64_t* shape, axl_layout* out);
+
+/* ======================================================================== */
+/* Host hazard tracking                                                     */
+/* ======================================================================== */
+/* A completion marks a point in a queue: it is ready once the work enqueued
+ * before it has run. A poisoned completion stands for work that failed: it
+ * is ready at once and waiting on it returns AXL_ERROR_HOST_HAZARD with the
+ * poison message (MAX: HostHazardCompletion). Each allocation made with
+ * AXL_BUFFER_FLAG_TRACKED keeps the completion of its last writer and those
+ * of the readers since; the core stamps them on every copy, fill and launch
+ * (a launch counts as a write of every buffer argument), and an enqueue that
+ * fails stamps its destination with a poisoned completion carrying the
+ * error. Views share their allocation's record. */
+typedef struct axl_completion_s* axl_completion_t;
+
+enum {
+  AXL_ACCESS_READ = 1u << 0,
+  AXL_ACCESS_WRITE = 1u << 1 /* with READ: stamped as a write, then a read */
+};
+
+/* Marks everything enqueued on `queue` so far. */
+AXL_API axl_status axl_completion_record(axl_queue_t queue, axl_completion_t* out);
+/* A completion that is already poisoned with `message` (non-NULL). */
+AXL_API axl_status axl_completion_create_poisoned(const char* message, axl_completion_t* out);
+AXL_API axl_status axl_completion_retain(axl_completion_t completion);
+AXL_API axl_status axl_completion_release(axl_completion_t completion);
+/* Later waits fail with `message`, even if the marked work completed. */
+AXL_API axl_status axl_completion_poison(axl_completion_t completion, const char* message);
+/* AXL_SUCCESS when ready (poisoned counts as ready), AXL_ERROR_NOT_READY if not. */
+AXL_API axl_status axl_completion_query(axl_completion_t completion);
+/* Blocks until ready; AXL_ERROR_HOST_HAZARD with the poison message when
+ * poisoned (without blocking). */
+AXL_API axl_status axl_completion_wait(axl_completion_t completion);
+/* Records `completion` as a reader and/or the writer of the buffer's
+ * allocation. A write replaces the writer and forgets the readers. No-op on
+ * untracked buffers. */
+AXL_API axl_status axl_buffer_stamp(axl_buffer_t buffer, axl_completion_t completion,
+                                    uint32_t access);
+/* Blocks until the host may access the buffer: a READ waits for the last
+ * writer, a WRITE also for the readers since. Only the stamped work is
+ * waited for, not the queues. AXL_ERROR_HOST_HAZARD (with the producer's
+ * message) when a completion waited on is poisoned. No-op when untracked. */
+AXL_API axl_status axl_buffer_host_wait(axl_buffer_t buffer, uint32_t access);
+
+/* ======================================================================== */
+/* Strided and batched copies                                               */
+/* ======================================================================== */
+
+/* Copies the elements of `src_layout` in `src` into `dst_layout` in `dst`,
+ * in row-major order of each layout (shapes may differ; the element counts
+ * and element sizes must match, AXL_ERROR_INVALID_ARGUMENT naming both
+ * otherwise). Either side may be non-contiguous or have negative strides;
+ * the core splits the copy into contiguous runs, runs it as one host pass
+ * when both sides are host memory, and stages through host memory when
+ * device-side runs would be too many. Zero elements is a no-op. Layouts
+ * reaching outside their buffer are AXL_ERROR_OUT_OF_RANGE. Overlapping
+ * source and destination bytes give unspecified results (as memcpy). */
+AXL_API axl_status axl_queue_copy_layout(axl_queue_t queue, axl_buffer_t dst,
+                                         const axl_layout* dst_layout, axl_buffer_t src,
+                                         const axl_layout* src_layout);
+
+typedef struct axl_copy_desc {
+  axl_buffer_t dst;
+  uint64_t dst_offset; /* bytes */
+  axl_buffer_t src;
+  uint64_t src_offset; /* bytes */
+  uint64_t size_bytes; /* 0 is skipped */
+} axl_copy_desc;
+/* Enqueues `count` copies grouped by destination device: each group is
+ * enqueued back to back on that device's default queue and stamped by one
+ * completion (MAX: batch_inplace_copy). Pairs that repeat an earlier
+ * (dst, dst_offset, src, src_offset, size) and identity pairs are skipped.
+ * Every pair is validated before anything is enqueued. */
+AXL_API axl_status axl_copy_batch(const axl_copy_desc* copies, size_t count);
 
 /* ======================================================================== */
 /* Queues                                                                   */

@@ -60,7 +60,15 @@ from .._errors import (
     UnsupportedError,
     VersionMismatchError,
 )
-from . import buffer as _buffer  # noqa: F401  (adds Buffer.from_numpy, to_numpy, zeros)
+from . import buffer as _buffer  # noqa: F401  (adds Buffer's Python methods)
+from .buffer import (
+    DLPackArray,
+    DevicePinnedBuffer,
+    HostHazardCompletion,
+    Usage,
+    batch_inplace_copy,
+    copy_pinned_to_destinations,
+)
 from . import driver
 from ._device import CPU, Accelerator, Device
 from ._trace import LaunchTraceEntry, begin_launch_trace, launch_trace, take_launch_trace
@@ -96,15 +104,21 @@ __all__ = [
     "DeviceEvent",
     "DeviceQueue",
     "DeviceSpec",
+    "DLPackArray",
+    "DevicePinnedBuffer",
+    "HostHazardCompletion",
     "HostHazardError",
     "LaunchTraceEntry",
+    "Usage",
     # functions (MAX)
     "accelerator_api",
     "accelerator_architecture_name",
     "accelerator_count",
+    "batch_inplace_copy",
     "begin_launch_trace",
     "calculate_virtual_device_count",
     "calculate_virtual_device_count_from_cli",
+    "copy_pinned_to_destinations",
     "devices_exist",
     "enable_all_peer_access",
     "get_virtual_cpu_target",

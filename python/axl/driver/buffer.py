@@ -1,82 +1,633 @@
-"""Python methods of :class:`Buffer` (MAX adds its Python-level Buffer
-methods the same way, in ``max/driver/buffer.py``).
+"""The Python half of :class:`Buffer` (MAX adds its Python-level Buffer
+methods the same way, in ``max/driver/buffer.py``), plus :class:`Usage`,
+:class:`DevicePinnedBuffer`, DLPack interop and the batched copies.
 
-This first version is what queues and kernels need: allocation with a dtype
-and shape, zero fill, and numpy round trips that copy. The buffers issue
-extends it with views, slicing, strides, staging memory and DLPack.
+What lives where: the layout arithmetic (indexing, views, contiguity),
+strided copies, batched copies and host hazard tracking are the core's
+(``axl.h``), reached through ``axl._core``; this file composes them into
+MAX's API. Differences from MAX are listed in docs/python.md.
 """
 
 from __future__ import annotations
 
-from typing import Any, Union
+import enum
+import itertools
+import os
+import sys
+from typing import Any, Protocol, Sequence, Union, runtime_checkable
 
-from .._core import Buffer
+from .. import _core
+from .._core import Buffer, DeviceQueue, HostHazardCompletion
 from ..dtype import DType
 from ._device import CPU, Device
 
+_READ, _WRITE = 1, 2
+
+# DTypes whose numpy type is the value itself (others go through their bits).
+_NUMPY_NATIVE = frozenset(
+    {
+        DType.bool,
+        DType.int8,
+        DType.int16,
+        DType.int32,
+        DType.int64,
+        DType.uint8,
+        DType.uint16,
+        DType.uint32,
+        DType.uint64,
+        DType.float16,
+        DType.float32,
+        DType.float64,
+    }
+)
+
+
+class Usage(enum.Flag):
+    """Allocation intent (MAX: ``max.driver.Usage``); compose with ``|``.
+
+    ``DEFAULT``: device memory (host memory on the CPU). ``STAGING``: host
+    memory for transfers to and from the given accelerator, page-locked
+    (``pinned``); plain memory on the CPU. ``UNTRACKED``: no host hazard
+    tracking: host reads and writes of the buffer never wait.
+    """
+
+    DEFAULT = 0
+    STAGING = 1
+    UNTRACKED = 2
+
+
+@runtime_checkable
+class DLPackArray(Protocol):
+    """Anything numpy, torch or axl can exchange through DLPack."""
+
+    def __dlpack__(self, *, stream: Any = None) -> Any: ...
+
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+
+
+def _decode(dtype: DType, bits: Any) -> Any:
+    from ..dtype import _decode as decode
+
+    return decode(dtype, bits)
+
+
+def _encode(dtype: DType, value: float) -> int:
+    from ..dtype import _encode as encode
+
+    return encode(dtype, value)
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _storage_dtype(dtype: DType) -> Any:
+    """The numpy type that holds dtype's bits (uint8 for float8, ...)."""
+    np = _np()
+    return np.dtype(f"u{dtype.size_in_bytes}") if dtype.size_in_bytes in (1, 2, 4, 8) else np.uint8
+
+
+def _host_side(buf: Buffer) -> Buffer:
+    """buf itself when the host can address it (after waiting for its
+    producer), else a host copy of it whose copy has completed."""
+    if buf._host_visible:
+        buf._host_wait(_READ)
+        return buf
+    host = buf.to(CPU())
+    host._host_wait(_READ)
+    return host
+
+
+# --------------------------------------------------------------- numpy side
+
+
+def _import_numpy(arr: Any) -> Buffer:
+    """A CPU buffer aliasing the C-contiguous, writable, native-order array."""
+    np = _np()
+    dtype = DType.from_numpy(arr.dtype)
+    # Exported as unsigned ints of the same width: numpy cannot DLPack-export
+    # bool views of every version or ml_dtypes types at all.
+    raw = arr.view(_storage_dtype(dtype)) if arr.ndim else arr.reshape(1).view(_storage_dtype(dtype))
+    buf, _ = _core._from_dlpack_capsule(raw.__dlpack__(max_version=(1, 0)) if _dlpack_versioned(np) else raw.__dlpack__())
+    return buf._view(dtype, arr.shape)
+
+
+def _dlpack_versioned(np: Any) -> bool:
+    major, minor = (int(x) for x in np.__version__.split(".")[:2])
+    return (major, minor) >= (2, 1)
+
 
 def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
-    """A new buffer holding a copy of ``arr`` (``Buffer.from_numpy``).
+    """A host buffer over ``arr`` (MAX: ``Buffer.from_numpy``).
+
+    Zero copy for C-contiguous, writable, native-order arrays: the buffer
+    aliases the array (``buf._data_ptr() == arr.ctypes.data``) and keeps it
+    alive. Other arrays are copied first (non-contiguous, read-only, or
+    big-endian input), as MAX does.
 
     Args:
-        arr: a numpy array (any layout and byte order: it is made contiguous
-            and native first) of a dtype :class:`DType` knows.
-        device: where to allocate; CPU() when None. An axl extension: MAX
-            always returns a host buffer, which ``to(device)`` then moves.
-
-    Returns when the copy has finished, so ``arr`` may be changed at once.
-    Unlike MAX, which aliases host arrays through DLPack, this always
-    copies: aliasing comes with DLPack in the buffers issue.
+        arr: a numpy array of a dtype :class:`DType` knows (with ml_dtypes
+            installed: bfloat16 and float8 too).
+        device: an axl extension: when given and not the CPU, the result is
+            moved there (``from_numpy(arr).to(device)``).
 
     Raises:
-        ValueError: an unsupported dtype (``unsupported NumPy dtype: ...``).
+        ValueError: ``unsupported NumPy dtype: ...``.
     """
-    import numpy as np
-
-    # asarray keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d);
-    # device memory holds native byte order, so big-endian input is swapped.
-    a = np.asarray(arr, order="C")
+    np = _np()
+    a = np.asarray(arr)
+    if a.ndim:
+        a = np.ascontiguousarray(a)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
-    dtype = DType.from_numpy(a.dtype)
-    buf = Buffer(dtype, a.shape, device if device is not None else CPU())
-    # Copied as bytes: a flat uint8 view exports through the buffer protocol
-    # whatever the dtype (bool, float16) and rank (0-d included).
-    buf._copy_from_host(a.reshape(-1).view(np.uint8))
-    return buf
+    if not a.flags.writeable or not a.flags.c_contiguous:
+        a = a.copy()
+    buf = _import_numpy(a)
+    return buf if device is None or device.is_host else buf.to(device)
+
+
+def _from_array(arr: Any, device: Device | None) -> Buffer:
+    """MAX's third constructor, ``Buffer(shape=ndarray, device=dev)``: a copy
+    of the array on ``device``."""
+    src = _from_numpy(_np().array(arr, copy=True))
+    return src if device is None or device.is_host else src.copy(device)
 
 
 def _to_numpy(self: Buffer) -> Any:
-    """A new numpy array with a copy of the buffer's contents
-    (``Buffer.to_numpy``). Waits for earlier work on the device's default
-    queue. Unlike MAX it never aliases the buffer's memory.
+    """The buffer as a numpy array (MAX: ``Buffer.to_numpy``).
+
+    Host and staging memory is aliased (no copy: writes go both ways), after
+    waiting for the device work that last wrote the buffer (not with
+    ``Usage.UNTRACKED``). Device memory is copied to the host first.
 
     Raises:
-        ValueError: the dtype has no numpy equivalent (bfloat16).
+        ValueError: the dtype has no numpy type (bfloat16 and float4/6
+            without ml_dtypes; float8 without ml_dtypes come back as their
+            uint8 bits, as in MAX).
+        HostHazardError: the work producing the buffer failed.
     """
-    import numpy as np
-
-    out = np.empty(self.shape, dtype=self.dtype.to_numpy())
-    self._copy_to_host(out.reshape(-1).view(np.uint8))
-    return out
+    npdt = self.dtype.to_numpy()
+    return _host_side(self)._as_numpy(npdt)
 
 
-def _zeros(shape: Union[int, tuple[int, ...], list[int]], dtype: DType, device: Device | None = None) -> Buffer:
-    """A new buffer of zeros (``Buffer.zeros(shape, dtype, device=None)``;
-    note MAX's argument order, shape first).
+def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
+    """A buffer over any DLPack producer (MAX: ``Buffer.from_dlpack``).
 
-    The fill is enqueued on the device's default queue, as in MAX: work on
-    that queue sees zeros; read it from the host only after it ran
-    (``to_numpy`` waits by itself).
+    numpy arrays: must be C-contiguous (``ValueError`` otherwise); read-only
+    ones are copied; ``copy=True`` copies. A :class:`Buffer` is returned as
+    is (or copied with ``copy=True``). Other producers (torch, cupy, ...) are
+    aliased; the stream handshake passes our queue's native stream so the
+    producer orders its work before ours (DLPack's ``stream`` argument).
+
+    Raises:
+        ValueError: MAX's messages for non-contiguous input and for ``copy``
+            with inputs other than numpy arrays and Buffers.
+        BufferError: the producer's device or dtype has no axl counterpart.
     """
-    buf = Buffer(dtype, shape, device)
+    np = sys.modules.get("numpy")
+    if isinstance(array, Buffer):
+        return array.copy() if copy else array
+    if np is not None and isinstance(array, np.ndarray):
+        if not array.flags.c_contiguous:
+            raise ValueError(
+                "driver buffer's from_dlpack only accepts contiguous arrays. First call np.ascontiguousarray(array)"
+            )
+        if copy is None and not array.flags.writeable:
+            copy = True
+        if copy:
+            array = array.copy()
+        if not array.dtype.isnative:
+            array = array.astype(array.dtype.newbyteorder("="))
+        return _import_numpy(array)
+    is_contiguous = getattr(array, "is_contiguous", None)
+    if callable(is_contiguous) and not is_contiguous():
+        raise ValueError(
+            "driver buffer's from_dlpack only accepts contiguous tensors. First call .contiguous() on the tensor"
+        )
+    if copy is not None:
+        raise ValueError("`Buffer.from_dlpack` supports the `copy` flag only for numpy array and `Buffer` inputs")
+    stream = None
+    device = getattr(array, "__dlpack_device__", None)
+    if callable(device) and device()[0] in (2, 10):  # CUDA, ROCm: hand over our stream
+        stream = _consumer_stream(device())
+    try:
+        capsule = array.__dlpack__(stream=stream, max_version=(1, 1))
+    except TypeError:  # producers older than DLPack 1.0
+        capsule = array.__dlpack__(stream=stream)
+    buf, read_only = _core._from_dlpack_capsule(capsule)
+    return buf.copy() if read_only else buf
+
+
+def _consumer_stream(dl_device: tuple[int, int]) -> int | None:
+    from . import accelerator_count, Accelerator
+
+    backend = "cuda" if dl_device[0] == 2 else "hip"
+    for i in range(accelerator_count()):
+        acc = Accelerator(i)
+        if acc._h.backend == backend and acc._h.backend_index == dl_device[1]:
+            return acc.default_queue.native_stream_handle or None
+    return None
+
+
+def _export_wait(buf: Buffer) -> None:
+    # Host-visible memory: wait for its producer (a no-op when untracked).
+    # Device memory: MAX's contract, the export never sees data older than
+    # work already enqueued on the buffer's queue.
+    if buf._host_visible:
+        buf._host_wait(_READ)
+    else:
+        buf.stream.synchronize()
+
+
+def _dlpack(
+    self: Buffer,
+    *,
+    stream: int | None = None,
+    max_version: tuple[int, int] | None = None,
+    dl_device: tuple[int, int] | None = None,
+    copy: bool | None = None,
+) -> Any:
+    """A DLPack capsule of the buffer (the Python array API's ``__dlpack__``).
+
+    A versioned capsule (``dltensor_versioned``, DLPack 1.1) when the
+    consumer passes ``max_version >= (1, 0)``, else a legacy ``dltensor``.
+    ``stream=-1`` skips synchronisation; any other value waits on the host
+    for the buffer's producer first. ``dl_device=(1, 0)`` exports a host copy
+    of device memory; ``copy=True`` always copies, ``copy=False`` refuses.
+
+    Raises:
+        BufferError: a device change with ``copy=False``, or to a device other
+            than the CPU; a dtype DLPack lacks.
+    """
+    target, copied = self, False
+    if dl_device is not None and tuple(dl_device) != self._dlpack_device():
+        if copy is False:
+            raise BufferError(
+                f"__dlpack__: the buffer is on DLPack device {self._dlpack_device()}; exporting to "
+                f"{tuple(dl_device)} needs a copy but copy=False"
+            )
+        if tuple(dl_device)[0] != 1:
+            raise BufferError(f"__dlpack__: can export to the CPU (1, 0) only, not {tuple(dl_device)}")
+        target, copied = self.to(CPU()), True
+    elif copy:
+        target, copied = self.copy(), True
+    if stream != -1 or copied:
+        _export_wait(target)
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
+    return target._dlpack_capsule(versioned, copied)
+
+
+def _dlpack_device(self: Buffer) -> tuple[int, int]:
+    """(device_type, device_id) in DLPack's codes: CPU (1, 0), CUDA (2, id),
+    CUDA pinned (3, 0), ROCm (10, id), ROCm pinned (11, 0), oneAPI (14, id);
+    the virtual backend's device memory is kDLExtDev (12, id) and its pinned
+    memory plain CPU memory (1, 0)."""
+    return self._dlpack_device()
+
+
+# ----------------------------------------------------------- element access
+
+
+def _write_element(view: Buffer, value: Any) -> None:
+    np = _np()
+    dtype = view.dtype
+    if dtype in _NUMPY_NATIVE:
+        arr = np.array(value, dtype=dtype.to_numpy())
+    else:
+        arr = np.array(_encode(dtype, float(value)), dtype=_storage_dtype(dtype))
+    if view._host_visible:
+        view._host_wait(_WRITE)
+        view._as_numpy(arr.dtype)[()] = arr
+        return
+    # Device memory: an asynchronous copy on the buffer's queue. The core
+    # keeps the source alive until the copy ran.
+    src = _import_numpy(arr.reshape(()))
+    view._copy_from(src._view(dtype, view.shape) if view.shape else src, view.stream)
+
+
+def _setitem(self: Buffer, index: Any, value: Any) -> None:
+    """Assigns one element (MAX: ``Buffer.__setitem__``): one integer per
+    dimension, negatives wrapping; a rank-0 buffer also takes ``[0]``.
+
+    Raises:
+        ValueError: the index does not pick a single element (slices, too
+            few or too many indices).
+        IndexError: an integer out of range.
+    """
+    if not self._index_is_element(index):
+        raise ValueError(
+            f"Buffer.__setitem__ sets one element: give {self.rank} integer index(es) (got {index!r}); "
+            "assigning to slices is not supported"
+        )
+    view = self if self.rank == 0 else self[index]
+    _write_element(view, value)
+
+
+def _item(self: Buffer) -> Any:
+    """The single element as a Python int, float or bool (any shape with
+    one element). Waits for the buffer's producer (MAX: synchronizes).
+
+    Raises:
+        ValueError: ``calling `item` on a tensor with N items but expected only 1``.
+    """
+    n = self.num_elements
+    if n != 1:
+        raise ValueError(f"calling `item` on a tensor with {n} items but expected only 1")
+    if self.pinned and not self._host_hazard_tracked:
+        self.stream.synchronize()  # MAX's contract 2: item() synchronizes
+    host = _host_side(self)
+    if self.dtype in _NUMPY_NATIVE:
+        return host._as_numpy(self.dtype.to_numpy()).reshape(-1)[0].item()
+    bits = host._as_numpy(_storage_dtype(self.dtype)).reshape(-1)
+    return float(_decode(self.dtype, bits)[0])
+
+
+def _values_for_print(self: Buffer) -> Any:
+    host = _host_side(self)
+    if self.dtype in _NUMPY_NATIVE:
+        return host._as_numpy(self.dtype.to_numpy())
+    return _decode(self.dtype, host._as_numpy(_storage_dtype(self.dtype)))
+
+
+def _str(self: Buffer) -> str:
+    """``Buffer(<values>, dtype=..., shape=..., device=...)``; bfloat16 and
+    float8 values are decoded to numbers, not shown as bits."""
+    np = _np()
+    values = _values_for_print(self)
+    body = str(values.reshape(()).item()) if self.rank == 0 else np.array2string(values, prefix="Buffer(")
+    return f"Buffer({body}, dtype={self.dtype}, shape={self.shape}, device={self.device})"
+
+
+# ------------------------------------------------------------ construction
+
+
+def _zeros(
+    shape: Union[int, Sequence[int]], dtype: DType, device: Device | None = None, usage: Usage = Usage.DEFAULT
+) -> Buffer:
+    """A new buffer of zeros (MAX: ``Buffer.zeros(shape, dtype, device=None,
+    usage=Usage.DEFAULT)``; note the order, shape first). The fill is
+    enqueued; host reads wait for it (tracked buffers) or go through a copy
+    on the same queue."""
+    buf = Buffer(dtype, shape, device, usage=usage)
     buf._fill_zero()
     return buf
 
 
-# setattr: the stub (_core.pyi) already declares these on Buffer.
-setattr(Buffer, "from_numpy", staticmethod(_from_numpy))
-setattr(Buffer, "to_numpy", _to_numpy)
-setattr(Buffer, "zeros", staticmethod(_zeros))
+def _scalar(value: Any, dtype: DType, device: Device | None = None) -> Buffer:
+    """A rank-0 buffer holding ``value`` (on the CPU unless ``device``)."""
+    buf = Buffer(dtype, (), CPU())
+    _write_element(buf, value)
+    return buf if device is None or device.is_host else buf.to(device)
 
-__all__ = ["Buffer"]
+
+_MMAP_MODES = {
+    "r": "c",  # private and lazy: MAX copies the whole file here
+    "readonly": "c",
+    "c": "c",
+    "copyonwrite": "c",
+    "r+": "r+",
+    "readwrite": "r+",
+    "w+": "w+",
+    "write": "w+",
+}
+
+
+def _mmap(
+    filename: Union[str, os.PathLike],
+    dtype: DType,
+    shape: Union[int, Sequence[int]],
+    mode: str = "copyonwrite",
+    offset: int = 0,
+) -> Buffer:
+    """A host buffer over a file (MAX: ``Buffer.mmap``; ``np.memmap``'s
+    modes and ``offset`` in bytes). ``"r+"`` writes reach the file;
+    ``"c"``/``"copyonwrite"`` are private. ``"r"`` is private too: the pages
+    are mapped copy-on-write instead of MAX's up-front copy of the file.
+    Every DType works (bfloat16 and float8 keep their type).
+
+    Raises:
+        ValueError: an unknown mode; the file is shorter than offset + size.
+        FileNotFoundError: no such file.
+    """
+    np = _np()
+    if mode not in _MMAP_MODES:
+        raise ValueError(f"mode must be one of {sorted(_MMAP_MODES)}, got {mode!r}")
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    mm = np.memmap(filename, dtype=_storage_dtype(dtype), mode=_MMAP_MODES[mode], offset=offset, shape=dims, order="C")
+    buf, _ = _core._from_dlpack_capsule(
+        (mm if mm.ndim else mm.reshape(1)).__dlpack__(max_version=(1, 0))
+        if _dlpack_versioned(np)
+        else (mm if mm.ndim else mm.reshape(1)).__dlpack__()
+    )
+    return buf._view(dtype, dims)
+
+
+# -------------------------------------------------------- copies, movement
+
+
+def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
+    # The device that holds device memory runs the copy (MAX: a copy into
+    # staging memory runs on the source's queue).
+    if not src._host_visible:
+        return src.stream
+    return dst.stream
+
+
+def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
+    """Copies ``src``'s elements into this buffer, enqueued (MAX:
+    ``Buffer.inplace_copy_from``). Any devices; either side may be a
+    non-contiguous view (axl: the core splits the copy; MAX refuses).
+    Shapes may differ when the element counts match.
+
+    Raises:
+        ValueError: ``Cannot copy buffers of different sizes`` /
+            ``Cannot copy buffers of different dtypes``.
+    """
+    if self is src:
+        return
+    if self.num_elements != src.num_elements:
+        raise ValueError("Cannot copy buffers of different sizes")
+    if self.dtype != src.dtype:
+        raise ValueError("Cannot copy buffers of different dtypes")
+    self._copy_from(src, _copy_queue(self, src))
+
+
+def _copy(self: Buffer, target: Union[Device, DeviceQueue, None] = None) -> Buffer:
+    """A contiguous deep copy on ``target`` (a Device, or a DeviceQueue to
+    bind the result to), on the buffer's own device when None. Enqueued."""
+    if target is None:
+        target = self.stream
+    out = Buffer(self.dtype, self.shape, stream=target) if isinstance(target, DeviceQueue) else Buffer(
+        self.dtype, self.shape, target
+    )
+    out._copy_from(self, _copy_queue(out, self))
+    return out
+
+
+def _to(self: Buffer, target: Any) -> Any:
+    """The buffer on ``target`` (MAX: ``Buffer.to``): the same object when
+    nothing moves; a Buffer bound to another queue of the same device shares
+    the memory; otherwise a copy. Staging memory ``.to`` its accelerator is
+    a real device copy. A list of devices or queues gives a list."""
+    if isinstance(target, (list, tuple)):
+        return [self.to(t) for t in target]
+    if isinstance(target, DeviceQueue):
+        if target == self.stream:
+            return self
+        if target.device == self.device and not self.pinned:
+            return self._with_queue(target)
+        return self.copy(target)
+    if not isinstance(target, Device):
+        raise TypeError(f"Buffer.to expects a Device, a DeviceQueue or a list of them, got {type(target).__name__}")
+    if target == self.device and not self.pinned:
+        return self
+    return self.copy(target)
+
+
+def _contiguous(self: Buffer) -> Buffer:
+    """A contiguous copy on the buffer's own device and queue (MAX always
+    returns a CPU buffer, copied element by element in Python)."""
+    out = Buffer(self.dtype, self.shape, stream=self.stream, usage=self.usage)
+    out._copy_from(self, _copy_queue(out, self))
+    return out
+
+
+def _view(self: Buffer, dtype: DType, shape: Sequence[int] | None = None) -> Buffer:
+    """The same bytes as ``dtype`` (MAX: ``Buffer.view``). Without a shape
+    the last axis is rescaled; with one the byte counts must match.
+
+    Raises:
+        ValueError: MAX's divisor message; a byte-count mismatch.
+        IndexError: a rank-0 buffer without a shape.
+    """
+    return self._view(dtype, shape)
+
+
+def _aligned(self: Buffer, alignment: int | None = None) -> bool:
+    """Whether element 0's address is a multiple of ``alignment`` bytes
+    (the dtype's alignment when None)."""
+    return self._data_ptr() % (alignment or self.dtype.align) == 0
+
+
+def _iterate_indices(self: Buffer) -> Any:
+    return itertools.product(*(range(n) for n in self.shape))
+
+
+def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
+    """``dsts[i].inplace_copy_from(srcs[i])`` for every i, with one
+    submission per destination device (MAX: ``batch_inplace_copy``).
+    Identity pairs and repeated pairs are skipped.
+
+    Raises:
+        ValueError: length mismatch (MAX's text); a pair whose sizes or
+            dtypes differ (nothing is enqueued then).
+    """
+    if len(dsts) != len(srcs):
+        raise ValueError(
+            f"batch_inplace_copy: dsts and srcs must have the same length (got {len(dsts)} dsts, {len(srcs)} srcs)"
+        )
+    batched, strided = [], []
+    for i, (dst, src) in enumerate(zip(dsts, srcs)):
+        if dst is src:
+            continue
+        if dst.num_elements != src.num_elements or dst.dtype != src.dtype:
+            raise ValueError(
+                f"batch_inplace_copy: pair {i} copies {src.num_elements} {src.dtype} elements into "
+                f"{dst.num_elements} {dst.dtype} elements; sizes and dtypes must match"
+            )
+        if dst.num_elements == 0:
+            continue
+        (batched if dst.is_contiguous and src.is_contiguous else strided).append((dst, src))
+    _core._copy_batch(batched)
+    for dst, src in strided:
+        dst._copy_from(src, _copy_queue(dst, src))
+
+
+def copy_pinned_to_destinations(source: Buffer, destinations: Sequence[Buffer]) -> None:
+    """Copies ``source`` into every destination; when ``source`` is pinned,
+    its device's default queue then waits for each other device's default
+    queue, so work freeing or reusing the pinned memory there comes after
+    every read (MAX's semantics; axl also keeps the allocation itself alive
+    until each queue that used it has finished)."""
+    for dst in destinations:
+        dst.inplace_copy_from(source)
+    if source.pinned:
+        for dst in destinations:
+            if dst.device != source.device:
+                source.device.default_queue.wait_for(dst.device.default_queue)
+
+
+class DevicePinnedBuffer(Buffer):
+    """Page-locked host memory bound to an accelerator (MAX S1-S3's
+    ``DevicePinnedBuffer``; equivalent to ``Usage.STAGING | Usage.UNTRACKED``):
+    ``to_numpy`` and ``__dlpack__`` alias without waiting, so synchronize
+    before reading the result of asynchronous copies. Slices and views keep
+    the type.
+
+    Raises:
+        ValueError: ``DevicePinnedBuffer requires a non-host device``.
+    """
+
+    def __init__(self, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> None:
+        if "_like" in kwargs:
+            super().__init__(_like=kwargs["_like"])
+            return
+        owner = device.device if isinstance(device, DeviceQueue) else device
+        if owner is None or owner.is_host:
+            raise ValueError("DevicePinnedBuffer requires a non-host device")
+        super().__init__(dtype, shape, device, usage=Usage.STAGING | Usage.UNTRACKED)
+
+    @staticmethod
+    def zeros(shape: Any, dtype: DType, device: Any = None) -> DevicePinnedBuffer:  # type: ignore[override]
+        buf = DevicePinnedBuffer(dtype, shape, device)
+        buf._fill_zero()
+        return buf
+
+    def __getitem__(self, index: Any) -> DevicePinnedBuffer:
+        return DevicePinnedBuffer(_like=Buffer.__getitem__(self, index))
+
+    def view(self, dtype: DType, shape: Sequence[int] | None = None) -> DevicePinnedBuffer:  # type: ignore[override]
+        return DevicePinnedBuffer(_like=self._view(dtype, shape))
+
+
+# setattr: the stub (_core.pyi) declares these on Buffer.
+for _name, _fn in {
+    "to_numpy": _to_numpy,
+    "__dlpack__": _dlpack,
+    "__dlpack_device__": _dlpack_device,
+    "__setitem__": _setitem,
+    "__str__": _str,
+    "item": _item,
+    "inplace_copy_from": _inplace_copy_from,
+    "_inplace_copy_from": _inplace_copy_from,
+    "copy": _copy,
+    "to": _to,
+    "contiguous": _contiguous,
+    "view": _view,
+    "_aligned": _aligned,
+    "_iterate_indices": _iterate_indices,
+    "_stamp_read": lambda self, completion: self._stamp(completion, _READ),
+    "_stamp_write": lambda self, completion: self._stamp(completion, _WRITE),
+}.items():
+    setattr(Buffer, _name, _fn)
+for _name, _fn in {
+    "from_numpy": _from_numpy,
+    "from_dlpack": _from_dlpack,
+    "zeros": _zeros,
+    "scalar": _scalar,
+    "mmap": _mmap,
+}.items():
+    setattr(Buffer, _name, staticmethod(_fn))
+setattr(Buffer, "usage", property(lambda self: Usage(self._usage_bits), doc="Allocation intent (Usage)."))
+
+__all__ = [
+    "Buffer",
+    "DLPackArray",
+    "DevicePinnedBuffer",
+    "HostHazardCompletion",
+    "Usage",
+    "batch_inplace_copy",
+    "copy_pinned_to_destinations",
+]

@@ -1,0 +1,308 @@
+// DLPack (https://dmlc.github.io/dlpack/latest/): Buffer.__dlpack__,
+// __dlpack_device__ and the import half of Buffer.from_dlpack.
+//
+// The structs below are declared from the DLPack 1.1 specification (an ABI
+// every producer and consumer shares); axl does not vendor dlpack.h because
+// Debian's libdlpack-dev is 0.6, which predates versioned capsules.
+#include <cstring>
+
+#include "common.hpp"
+
+namespace axlpy {
+namespace {
+
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;  // elements; NULL means compact row-major
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+struct DLPackVersion {
+  uint32_t major, minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned*);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+constexpr uint64_t kFlagReadOnly = 1ull << 0, kFlagIsCopied = 1ull << 1, kFlagSubbytePadded = 1ull << 2;
+enum : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12,
+                 kDLOneAPI = 14 };
+constexpr const char* kVersioned = "dltensor_versioned";
+constexpr const char* kUsedVersioned = "used_dltensor_versioned";
+constexpr const char* kLegacy = "dltensor";
+constexpr const char* kUsedLegacy = "used_dltensor";
+
+// DType value (MAX numbering) <-> DLPack (code, bits).
+struct DTypeCode {
+  long dtype;
+  uint8_t code, bits;
+};
+constexpr DTypeCode kCodes[] = {
+    {1, 6, 8},     {79, 2, 16},  {80, 4, 16},  {81, 2, 32},  {82, 2, 64},  {134, 1, 8},  {135, 0, 8},
+    {136, 1, 16},  {137, 0, 16}, {138, 1, 32}, {139, 0, 32}, {140, 1, 64}, {141, 0, 64}, {73, 14, 8},
+    {75, 10, 8},   {76, 11, 8},  {77, 12, 8},  {78, 13, 8},  {64, 17, 4},  {65, 15, 6},  {66, 16, 6},
+};
+
+DTypeCode code_of(py::handle dtype) {
+  const long v = dtype.attr("value").cast<long>();
+  for (const auto& c : kCodes)
+    if (c.dtype == v) return c;
+  throw py::buffer_error("__dlpack__: " + std::string(py::str(dtype)) + " has no DLPack type code");
+}
+
+py::object dtype_of(DLDataType t) {
+  if (t.lanes != 1)
+    throw py::buffer_error("from_dlpack: vector types (lanes=" + std::to_string(t.lanes) + ") are not supported");
+  for (const auto& c : kCodes)
+    if (c.code == t.code && c.bits == t.bits) return py::module_::import("axl.dtype").attr("DType")(c.dtype);
+  throw py::buffer_error("from_dlpack: DLPack dtype (code=" + std::to_string(t.code) +
+                         ", bits=" + std::to_string(t.bits) + ") has no axl DType");
+}
+
+// The DLPack device of b: by backend, since a virtual device in virtual
+// device mode reports the API it emulates but owns no such memory.
+DLDevice dl_device_of(BufferObj& b) {
+  axl_device_info i{};
+  i.struct_size = sizeof i;
+  check(axl_device_get_info(b.device, &i));
+  const std::string backend = i.backend ? i.backend : "";
+  if (i.is_host) return {kDLCPU, 0};
+  const int32_t id = static_cast<int32_t>(i.backend_index);
+  if (backend == "cuda") return b.pinned ? DLDevice{kDLCUDAHost, 0} : DLDevice{kDLCUDA, id};
+  if (backend == "hip") return b.pinned ? DLDevice{kDLROCMHost, 0} : DLDevice{kDLROCM, id};
+  if (b.pinned) return {kDLCPU, 0};  // plain host memory to every consumer
+  if (backend == "level_zero") return {kDLOneAPI, id};
+  return {kDLExtDev, id};
+}
+
+// What a capsule owns: a reference to the exporting Buffer and the arrays.
+struct ExportCtx {
+  PyObject* owner;
+  std::vector<int64_t> shape, strides;
+};
+
+template <typename Managed>
+void export_deleter(Managed* m) {
+  if (!m) return;
+  auto* ctx = static_cast<ExportCtx*>(m->manager_ctx);
+  if (interpreter_alive()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF(ctx->owner);
+    PyGILState_Release(g);
+  }
+  delete ctx;
+  delete m;
+}
+
+template <typename Managed>
+void capsule_destructor(PyObject* capsule, const char* name) {
+  // Consumed capsules were renamed "used_..."; the consumer owns those.
+  if (!PyCapsule_IsValid(capsule, name)) return;
+  auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
+  if (m && m->deleter) m->deleter(m);
+}
+void destroy_versioned(PyObject* c) { capsule_destructor<DLManagedTensorVersioned>(c, kVersioned); }
+void destroy_legacy(PyObject* c) { capsule_destructor<DLManagedTensor>(c, kLegacy); }
+
+void fill_tensor(DLTensor& t, BufferObj& b, ExportCtx& ctx) {
+  uint64_t addr = 0;
+  check(axl_buffer_device_address(b.buffer.get(), &addr));
+  void* host = nullptr;
+  if (b.host_visible) check(axl_buffer_host_pointer(b.buffer.get(), &host));
+  t.data = host ? host : reinterpret_cast<void*>(addr);
+  t.device = dl_device_of(b);
+  t.ndim = static_cast<int32_t>(b.layout.rank);
+  const DTypeCode c = code_of(b.dtype);
+  t.dtype = {c.code, c.bits, 1};
+  ctx.shape.assign(b.layout.shape, b.layout.shape + b.layout.rank);
+  for (uint32_t k = 0; k < b.layout.rank; ++k) ctx.strides.push_back(b.layout.strides[k] / int64_t(b.layout.element_size));
+  t.shape = ctx.shape.data();
+  t.strides = ctx.strides.data();
+  t.byte_offset = b.layout.offset;
+}
+
+py::capsule export_capsule(py::handle self, bool versioned, bool copied) {
+  BufferObj& b = self.cast<BufferObj&>();
+  auto ctx = std::make_unique<ExportCtx>();
+  if (versioned) {
+    auto m = std::make_unique<DLManagedTensorVersioned>();
+    m->version = {1, 1};
+    m->deleter = export_deleter<DLManagedTensorVersioned>;
+    m->flags = (copied ? kFlagIsCopied : 0) | (b.layout.element_size * 8 > code_of(b.dtype).bits ? kFlagSubbytePadded : 0);
+    fill_tensor(m->dl_tensor, b, *ctx);
+    ctx->owner = self.inc_ref().ptr();
+    m->manager_ctx = ctx.release();
+    PyObject* cap = PyCapsule_New(m.get(), kVersioned, destroy_versioned);
+    if (!cap) {
+      export_deleter(m.release());
+      throw py::error_already_set();
+    }
+    m.release();
+    return py::reinterpret_steal<py::capsule>(cap);
+  }
+  if (code_of(b.dtype).bits < 8)
+    throw py::buffer_error("__dlpack__: " + std::string(py::str(b.dtype)) +
+                           " needs a versioned capsule (pass max_version=(1, 0) or newer)");
+  auto m = std::make_unique<DLManagedTensor>();
+  m->deleter = export_deleter<DLManagedTensor>;
+  fill_tensor(m->dl_tensor, b, *ctx);
+  ctx->owner = self.inc_ref().ptr();
+  m->manager_ctx = ctx.release();
+  PyObject* cap = PyCapsule_New(m.get(), kLegacy, destroy_legacy);
+  if (!cap) {
+    export_deleter(m.release());
+    throw py::error_already_set();
+  }
+  m.release();
+  return py::reinterpret_steal<py::capsule>(cap);
+}
+
+// ------------------------------------------------------------------ import
+struct ImportCtx {
+  DLManagedTensorVersioned* versioned = nullptr;
+  DLManagedTensor* legacy = nullptr;
+};
+
+void release_import(void* p) {
+  auto* ctx = static_cast<ImportCtx*>(p);
+  // Producers' deleters may touch Python objects (numpy's does).
+  // After interpreter teardown they cannot run; the process is exiting and
+  // the memory goes with it.
+  if (interpreter_alive()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (ctx->versioned && ctx->versioned->deleter) ctx->versioned->deleter(ctx->versioned);
+    if (ctx->legacy && ctx->legacy->deleter) ctx->legacy->deleter(ctx->legacy);
+    PyGILState_Release(g);
+  }
+  delete ctx;
+}
+
+// The axl device for a DLPack device: host types map to the CPU.
+axl_device_t device_for(DLDevice d) {
+  if (d.device_type == kDLCPU || d.device_type == kDLCUDAHost || d.device_type == kDLROCMHost) {
+    axl_device_t cpu = nullptr;
+    check(axl_device_get("cpu", 0, &cpu));
+    axl_device_release(cpu);  // devices are immortal; the handle stays valid
+    return cpu;
+  }
+  const char* backend = d.device_type == kDLCUDA ? "cuda"
+                        : d.device_type == kDLROCM ? "hip"
+                        : d.device_type == kDLOneAPI ? "level_zero"
+                        : d.device_type == kDLExtDev ? "virtual" : nullptr;
+  if (backend) {
+    uint32_t n = 0;
+    check(axl_device_count("gpu", &n));
+    for (uint32_t i = 0; i < n; ++i) {
+      axl_device_t dev = nullptr;
+      if (axl_device_get("gpu", i, &dev) != AXL_SUCCESS) continue;
+      axl_device_info info{};
+      info.struct_size = sizeof info;
+      const bool match = axl_device_get_info(dev, &info) == AXL_SUCCESS && info.backend &&
+                         std::strcmp(info.backend, backend) == 0 &&
+                         info.backend_index == static_cast<uint32_t>(d.device_id);
+      axl_device_release(dev);
+      if (match) return dev;
+    }
+  }
+  throw py::buffer_error("from_dlpack: no axl device for DLPack device (" + std::to_string(d.device_type) + ", " +
+                         std::to_string(d.device_id) + ")");
+}
+
+py::tuple import_capsule(py::capsule capsule) {
+  auto ctx = std::make_unique<ImportCtx>();
+  const DLTensor* t = nullptr;
+  uint64_t flags = 0;
+  if (PyCapsule_IsValid(capsule.ptr(), kVersioned)) {
+    ctx->versioned = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersioned));
+    if (ctx->versioned->version.major > 1)
+      throw py::buffer_error("from_dlpack: DLPack version " + std::to_string(ctx->versioned->version.major) +
+                             " is newer than 1");
+    t = &ctx->versioned->dl_tensor;
+    flags = ctx->versioned->flags;
+  } else if (PyCapsule_IsValid(capsule.ptr(), kLegacy)) {
+    ctx->legacy = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kLegacy));
+    t = &ctx->legacy->dl_tensor;
+  } else {
+    throw py::type_error("from_dlpack: expected a 'dltensor' or 'dltensor_versioned' capsule (already consumed?)");
+  }
+  if (t->ndim < 0 || t->ndim > AXL_MAX_RANK)
+    throw py::buffer_error("from_dlpack: ndim " + std::to_string(t->ndim) + " is outside 0.." +
+                           std::to_string(AXL_MAX_RANK));
+  py::object dtype = dtype_of(t->dtype);
+  const uint32_t es = dtype.attr("size_in_bytes").cast<uint32_t>();
+  axl_device_t dev = device_for(t->device);
+  axl_layout layout{};
+  std::vector<int64_t> shape(t->shape, t->shape + t->ndim);
+  check(axl_layout_init(&layout, static_cast<uint32_t>(t->ndim), shape.data(), es));
+  if (t->strides)
+    for (int k = 0; k < t->ndim; ++k) layout.strides[k] = t->strides[k] * int64_t(es);
+  layout.offset = 0;
+  // The wrapped range runs from the lowest to the highest byte touched.
+  uint64_t begin = 0, end = 0;
+  axl_layout_extent(&layout, &begin, &end);  // relative to element 0 at 0
+  const int64_t lo = static_cast<int64_t>(begin);  // <= 0 for negative strides
+  const uint64_t elem0 = reinterpret_cast<uint64_t>(t->data) + t->byte_offset;
+  const bool empty = axl_layout_num_elements(&layout) == 0;
+  // Consumed: the producer must not free it when its capsule dies.
+  PyCapsule_SetName(capsule.ptr(), ctx->versioned ? kUsedVersioned : kUsedLegacy);
+  axl_device_info info{};
+  info.struct_size = sizeof info;
+  check(axl_device_get_info(dev, &info));
+  const bool host_type = t->device.device_type == kDLCPU || t->device.device_type == kDLCUDAHost ||
+                         t->device.device_type == kDLROCMHost;
+  axl_buffer_t h = nullptr;
+  ImportCtx* raw = ctx.release();
+  axl_status s;
+  if (empty) {
+    release_import(raw);
+    s = axl_buffer_create(dev, 1, 0, &h);
+    layout.offset = 0;
+  } else {
+    const uint64_t base = elem0 + static_cast<uint64_t>(lo);
+    const uint32_t f = info.is_host ? AXL_BUFFER_FLAG_TRACKED : 0;
+    s = axl_buffer_create_external(dev, base, host_type ? reinterpret_cast<void*>(base) : nullptr,
+                                   static_cast<uint64_t>(static_cast<int64_t>(end) - lo), f, release_import, raw,
+                                   &h);
+    if (s != AXL_SUCCESS) release_import(raw);
+    layout.offset = static_cast<uint64_t>(-lo);
+  }
+  check(s);
+  py::object buf = make_buffer_object(axl::Buffer(h), dev, dtype, layout, 0, false);
+  return py::make_tuple(buf, (flags & kFlagReadOnly) != 0);
+}
+
+}  // namespace
+
+void register_dlpack(py::module_& m, py::class_<BufferObj>& cls) {
+  cls.def("_dlpack_device", [](BufferObj& b) {
+    DLDevice d = dl_device_of(b);
+    return py::make_tuple(d.device_type, d.device_id);
+  });
+  cls.def("_dlpack_capsule", [](py::object self, bool versioned, bool copied) {
+    return export_capsule(self, versioned, copied);
+  }, py::arg("versioned"), py::arg("copied") = false);
+  m.def("_from_dlpack_capsule", &import_capsule, py::arg("capsule"),
+        "(Buffer, read_only) for a DLPack capsule, aliasing the producer's memory.");
+}
+
+}  // namespace axlpy
