@@ -30,6 +30,7 @@ import numpy as np
 import axl
 from axl import driver
 from axl.driver import CPU, Accelerator, AxlError, Buffer, DeviceEvent, LaunchTraceEntry
+from axl.dtype import DType
 
 
 def print_devices() -> None:
@@ -134,12 +135,16 @@ def run(argv: list[str]) -> int:
     # example runs on one, so ask for them.
     with driver.launch_trace(include_host=True) as trace:
         queue.record_event(start)
-        xb = Buffer.from_numpy(x, device=device)
-        yb = Buffer.from_numpy(y, device=device)
+        # Device buffers, filled from numpy arrays (from_numpy aliases host
+        # memory; inplace_copy_from moves it to any device).
+        xb = Buffer(DType.float32, x.shape, device)
+        yb = Buffer(DType.float32, y.shape, device)
+        xb.inplace_copy_from(Buffer.from_numpy(x))
+        yb.inplace_copy_from(Buffer.from_numpy(y))
         queue.record_event(copied_in)
         queue.launch(saxpy, grid, block, alpha, xb, yb, np.uint32(n))
         queue.record_event(launched)
-        result = yb.to_numpy()
+        result = yb.to_numpy()  # waits for the kernel (host hazard tracking)
         queue.record_event(copied_out)
         copied_out.synchronize()
 

@@ -247,8 +247,11 @@ axl_status copy_ends(Queue* q, End dst, End src, uint64_t bytes) {
 }
 
 End end_of(Buffer* b, uint64_t offset) {
-  return End{b->device, b->address + offset, b->host ? static_cast<char*>(b->host) + offset : nullptr,
-             !b->pinned};
+  // Wrapped user memory on a host device (a numpy array) is host memory to
+  // the caller: copies from it into a buffer are HtoD, as they are traced.
+  Buffer* a = b->allocation();
+  const bool devmem = !b->pinned && !(a->external && b->device->props.is_host);
+  return End{b->device, b->address + offset, b->host ? static_cast<char*>(b->host) + offset : nullptr, devmem};
 }
 
 }  // namespace

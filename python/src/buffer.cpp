@@ -352,7 +352,9 @@ Raises:
           check(axl_layout_view(&b.layout, es, 0, nullptr, &out));
         } else {
           std::vector<int64_t> dims = parse_shape(shape);
-          check(axl_layout_view(&b.layout, es, static_cast<uint32_t>(dims.size()), dims.data(), &out));
+          int64_t none = 0;  // rank 0 still needs a non-NULL shape
+          check(axl_layout_view(&b.layout, es, static_cast<uint32_t>(dims.size()), dims.empty() ? &none : dims.data(),
+                                &out));
         }
         auto v = std::make_unique<BufferObj>();
         copy_fields(*v, b);

@@ -45,7 +45,8 @@ def test_host_work_is_not_recorded_by_default(cpu, queue):
 def test_include_host_records_cpu_work(cpu, queue):
     k = cpu._test_kernel(0)
     begin_launch_trace(include_host=True)
-    buf = Buffer.from_numpy(np.arange(4, dtype=np.int32))  # one 16-byte HtoD copy
+    buf = Buffer(DType.int32, (4,), cpu)
+    buf.inplace_copy_from(Buffer.from_numpy(np.arange(4, dtype=np.int32)))  # one 16-byte HtoD copy
     queue.launch(k, (2, 1, 1), (8, 2, 1), buf, np.uint32(4), shared_mem_bytes=64)
     queue.synchronize()
     trace = take_launch_trace()
