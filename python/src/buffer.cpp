@@ -24,8 +24,9 @@ enum : uint32_t { kUsageStaging = 1, kUsageUntracked = 2 };
 // benchmark compares it with numpy.empty).
 struct Cache {
   py::object dtype_cls, usage_cls, cpu_device;
-  std::unordered_map<long, uint32_t> element_size;  // DType value -> bytes
+  std::unordered_map<PyObject*, uint32_t> element_size;  // DType member -> bytes
   std::unordered_map<axl_device_t, bool> is_host;
+  std::unordered_map<PyObject*, axl_device_t> device_of;  // Device object -> handle
 };
 Cache& cache() {
   static Cache* c = new Cache();  // leaked: outlives interpreter teardown
@@ -34,14 +35,14 @@ Cache& cache() {
 
 uint32_t element_size_of(py::handle dtype) {
   Cache& c = cache();
+  if (auto it = c.element_size.find(dtype.ptr()); it != c.element_size.end()) return it->second;
   if (!c.dtype_cls) c.dtype_cls = py::module_::import("axl.dtype").attr("DType");
   if (!py::isinstance(dtype, c.dtype_cls))
     throw py::type_error("Buffer: dtype must be an axl.dtype.DType, got " +
                          std::string(py::str(py::type::handle_of(dtype).attr("__name__"))));
-  const long code = dtype.attr("value").cast<long>();
-  if (auto it = c.element_size.find(code); it != c.element_size.end()) return it->second;
+  // Enum members are singletons: keyed by identity, no attribute lookup.
   const auto size = dtype.attr("size_in_bytes").cast<uint32_t>();
-  c.element_size.emplace(code, size);
+  c.element_size.emplace(dtype.inc_ref().ptr(), size);
   return size;
 }
 
@@ -109,7 +110,15 @@ void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object devic
     b.device = stream.cast<QueueObj&>().device;
   } else {
     if (device.is_none()) device = default_cpu();
-    b.device = device_of(device);
+    // Device objects live as long as the process (one per device), so the
+    // handle can be cached by identity instead of read through `_h`.
+    Cache& c = cache();
+    if (auto it = c.device_of.find(device.ptr()); it != c.device_of.end()) {
+      b.device = it->second;
+    } else {
+      b.device = device_of(device);
+      if (device_object(b.device).ptr() == device.ptr()) c.device_of.emplace(device.inc_ref().ptr(), b.device);
+    }
   }
   b.dtype = py::reinterpret_borrow<py::object>(dtype);
   b.usage = usage;
@@ -241,41 +250,33 @@ Raises:
     ValueError: a negative extent, an unknown usage.
     OutOfMemoryError: the device cannot hold the bytes.
 )doc");
-  cls.def(py::init([](py::args args, py::kwargs kwargs) {
-    auto b = std::make_unique<BufferObj>();
-    if (kwargs.contains("_like")) {
-      copy_fields(*b, kwargs["_like"].cast<BufferObj&>());
-      return b;
-    }
-    static const char* names[] = {"dtype", "shape", "device", "stream", "usage"};
-    py::object a[5] = {py::none(), py::none(), py::none(), py::none(), py::none()};
-    if (args.size() > 5) throw py::type_error("Buffer() takes at most 5 positional arguments");
-    for (size_t i = 0; i < args.size(); ++i) a[i] = args[i];
-    for (auto kv : kwargs) {
-      const std::string k = py::str(kv.first);
-      size_t i = 0;
-      while (i < 5 && k != names[i]) ++i;
-      if (i == 5) throw py::type_error("Buffer() got an unexpected keyword argument '" + k + "'");
-      if (i < args.size()) throw py::type_error("Buffer() got multiple values for argument '" + k + "'");
-      a[i] = py::reinterpret_borrow<py::object>(kv.second);
-    }
-    // Buffer(dtype, shape, queue): MAX's stream overload, positionally.
-    if (is_queue(a[2])) {
-      if (!a[3].is_none()) throw py::type_error("Buffer(): both a queue as device and stream= given");
-      std::swap(a[2], a[3]);
-    }
-    if (!a[2].is_none() && !a[3].is_none())
-      throw py::type_error("Buffer(): pass device or stream, not both");
-    // Buffer(shape=ndarray, device=dev): MAX's third overload, a copy.
-    if (a[0].is_none() && py::hasattr(a[1], "__array_interface__")) {
-      py::object buf = py::module_::import("axl.driver.buffer").attr("_from_array")(a[1], a[2]);
-      copy_fields(*b, buf.cast<BufferObj&>());
-      return b;
-    }
-    if (a[0].is_none() || a[1].is_none()) throw py::type_error("Buffer() needs a dtype and a shape");
-    allocate(*b, a[0], a[1], a[2], a[3], usage_bits(a[4]));
-    return b;
-  }));
+  cls.def(py::init([](py::object dtype, py::object shape, py::object device, py::object stream, py::object usage,
+                       py::object like) {
+            auto b = std::make_unique<BufferObj>();
+            if (!like.is_none()) {
+              copy_fields(*b, like.cast<BufferObj&>());
+              return b;
+            }
+            // Buffer(dtype, shape, queue): MAX's stream overload, positionally.
+            if (is_queue(device)) {
+              if (!stream.is_none()) throw py::type_error("Buffer(): both a queue as device and stream= given");
+              std::swap(device, stream);
+            }
+            if (!device.is_none() && !stream.is_none())
+              throw py::type_error("Buffer(): pass device or stream, not both");
+            // Buffer(shape=ndarray, device=dev): MAX's third overload, a copy.
+            if (dtype.is_none() && !shape.is_none() && py::hasattr(shape, "__array_interface__")) {
+              py::object buf = py::module_::import("axl.driver.buffer").attr("_from_array")(shape, device);
+              copy_fields(*b, buf.cast<BufferObj&>());
+              return b;
+            }
+            if (dtype.is_none() || shape.is_none()) throw py::type_error("Buffer() needs a dtype and a shape");
+            allocate(*b, dtype, shape, device, stream, usage_bits(usage));
+            return b;
+          }),
+          py::arg("dtype") = py::none(), py::arg("shape") = py::none(), py::arg("device") = py::none(),
+          py::arg("stream") = py::none(), py::arg("usage") = py::none(), py::kw_only(),
+          py::arg("_like") = py::none());
   cls.def_property_readonly("dtype", [](BufferObj& b) { return b.dtype; }, "The element type (DType).")
       .def_property_readonly("shape", [](BufferObj& b) {
         py::tuple t(b.layout.rank);

@@ -20,8 +20,11 @@ constexpr uint64_t kPageAlignFrom = 1ull << 20;
 constexpr uint64_t kMinAlign = 256;
 
 uint64_t page_size() noexcept {
-  const long p = sysconf(_SC_PAGESIZE);
-  return p > 0 ? static_cast<uint64_t>(p) : 4096;
+  static const uint64_t size = [] {
+    const long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<uint64_t>(p) : uint64_t{4096};
+  }();
+  return size;
 }
 
 }  // namespace
