@@ -256,7 +256,23 @@ axl_status check_layout_in(Buffer* b, const axl_layout* l, const char* side) {
     if (l->shape[k] < 0)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_layout: %s extent %lld along axis %u", side,
                   (long long)l->shape[k], k);
-  if (axl_layout_num_elements(l) == 0) return AXL_SUCCESS;
+  // A zero extent means nothing to copy, whatever the strides.
+  for (uint32_t k = 0; k < l->rank; ++k)
+    if (l->shape[k] == 0) return AXL_SUCCESS;
+  // Counts and spans must be representable before anything multiplies them.
+  uint64_t count = 1;
+  int64_t lo = static_cast<int64_t>(l->offset), hi = lo;
+  for (uint32_t k = 0; k < l->rank; ++k) {
+    int64_t span = 0;
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(l->shape[k]), &count))
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_layout: the %s layout's element count overflows 64 bits",
+                  side);
+    if (__builtin_mul_overflow(l->shape[k] - 1, l->strides[k], &span) ||
+        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+      return fail(AXL_ERROR_OUT_OF_RANGE,
+                  "axl_queue_copy_layout: the %s layout spans more than 2^63 bytes (axis %u: %lld x %lld bytes)", side,
+                  k, (long long)l->shape[k], (long long)l->strides[k]);
+  }
   uint64_t b0, e0;
   axl_layout_extent(l, &b0, &e0);
   // A negative-stride layout reaching below byte 0 wraps to a huge begin.

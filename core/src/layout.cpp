@@ -40,7 +40,8 @@ int64_t slice_length(const axl_index& ix, int64_t n, int64_t* out_start) {
     if (stop < 0) stop = stop + n < 0 ? 0 : stop + n;
     else if (stop > n) stop = n;
     *out_start = start;
-    return stop > start ? (stop - start + step - 1) / step : 0;
+    // (stop - start - 1) / step + 1 cannot overflow, even for step = 2^63-1.
+    return stop > start ? (stop - start - 1) / step + 1 : 0;
   }
   start = (ix.flags & AXL_INDEX_HAS_START) ? ix.start : n - 1;
   stop = (ix.flags & AXL_INDEX_HAS_STOP) ? ix.stop : -1 - n;  // "before 0"
@@ -49,7 +50,9 @@ int64_t slice_length(const axl_index& ix, int64_t n, int64_t* out_start) {
   if (stop < 0) stop = stop + n < 0 ? -1 : stop + n;
   else if (stop >= n) stop = n - 1;
   *out_start = start;
-  return start > stop ? (start - stop + (-step) - 1) / (-step) : 0;
+  // -step overflows for INT64_MIN: divide in unsigned arithmetic.
+  const uint64_t down = uint64_t(0) - static_cast<uint64_t>(step);
+  return start > stop ? static_cast<int64_t>(static_cast<uint64_t>(start - stop - 1) / down) + 1 : 0;
 }
 
 }  // namespace
@@ -124,7 +127,13 @@ AXL_API axl_status axl_layout_index(const axl_layout* in, const axl_index* indic
         const int64_t len = slice_length(ix, n, &start);
         if (len > 0) offset += start * st;
         r.shape[rank] = len;
-        r.strides[rank++] = st * step;
+        // With one element the stride is never used; keeping the parent's
+        // avoids overflowing st * step for huge steps.
+        int64_t stride = st;
+        if (len > 1 && __builtin_mul_overflow(st, step, &stride))
+          return fail(AXL_ERROR_INVALID_ARGUMENT, "slice step %lld overflows the byte stride along axis %u",
+                      (long long)step, k);
+        r.strides[rank++] = stride;
       } else {
         return fail(AXL_ERROR_INVALID_ARGUMENT, "index %u has kind %d; expected INTEGER (0) or SLICE (1)", k, ix.kind);
       }
