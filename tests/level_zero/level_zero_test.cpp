@@ -4,6 +4,7 @@
 // (the plugin discovers once per process): axl_level_zero_probe for what the
 // plugin reports through the host services, axl_probe for what the core
 // makes of it next to the cpu and virtual backends.
+#include <algorithm>
 #include <string>
 
 #include "test_util.hpp"

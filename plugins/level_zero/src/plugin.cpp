@@ -1,5 +1,6 @@
 // The Level Zero backend's entry point, its function table, discovery (the
 // loader, the drivers and their GPU devices) and the backend slots.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>

@@ -68,7 +68,7 @@ struct LoadResult {
 // closed again. Not thread-safe: the backend calls it once.
 LoadResult load_loader(const std::string& name, ZeApi& api);
 
-// "ZE_RESULT_ERROR_UNINITIALIZED" for 0x78000001; "ZE_RESULT_<hex>" for a
+// "ZE_RESULT_ERROR_UNINITIALIZED" for 0x78000001; "ZE_RESULT_(unknown)" for a
 // value the 1.4 headers do not know.
 const char* result_name(ze_result_t result) noexcept;
 
