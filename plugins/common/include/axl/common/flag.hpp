@@ -12,6 +12,11 @@
 
 namespace axl::common {
 
+// Blocks the calling thread until the 8-byte value at `value` (read with
+// acquire loads) is >= `target`, polling as Flag::wait_at_least does. For
+// flags whose storage a driver allocates (Level Zero host memory).
+void wait_at_least(const uint64_t* value, uint64_t target) noexcept;
+
 class Flag : public RefCounted<Flag> {
  public:
   Flag() = default;

@@ -1,0 +1,74 @@
+// Devices: found by discovery (plugin.cpp); properties, peer access.
+#include <algorithm>
+#include <cstring>
+
+#include "l0_backend.hpp"
+
+namespace axl::l0 {
+
+axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept {
+  return guarded("device_get", [&]() -> axl_status {
+    if (out_device == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "device_get: out_device is NULL");
+    if (axl_status s = discover()) return s;
+    Backend& b = backend();
+    if (index >= b.devices.size())
+      return fail(AXL_ERROR_OUT_OF_RANGE, common::str("device index ", index, " is out of range: ",
+                                                      b.devices.size(), " Level Zero GPU device(s)"));
+    *out_device = reinterpret_cast<axl_pdevice>(b.devices[index].get());
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept {
+  return guarded("device_get_properties", [&]() -> axl_status {
+    if (props == nullptr || props->struct_size < sizeof(props->struct_size))
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  "device_get_properties: props is NULL or its struct_size is smaller than the "
+                  "struct_size field itself");
+    const Device* d = from(device);
+    // Only the fields inside the caller's struct_size (an older core's
+    // struct is shorter).
+    const size_t n = std::min<size_t>(props->struct_size, sizeof(axl_device_properties));
+    const size_t head = sizeof(props->struct_size);
+    std::memcpy(reinterpret_cast<char*>(props) + head,
+                reinterpret_cast<const char*>(&d->props) + head, n - head);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status device_can_access_peer(axl_pdevice device, axl_pdevice peer, uint8_t* out) noexcept {
+  return guarded("device_can_access_peer", [&]() -> axl_status {
+    if (out == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "device_can_access_peer: out is NULL");
+    Device* d = from(device);
+    Device* p = from(peer);
+    *out = 0;
+    // MAX's rule: a device and itself answer 0. Devices of two drivers have
+    // two contexts, and memory does not cross contexts.
+    if (d == p || d->driver != p->driver) return AXL_SUCCESS;
+    ze_bool_t can = 0;
+    if (ze_result_t r = ze().zeDeviceCanAccessPeer(d->handle, p->handle, &can))
+      return ze_fail("zeDeviceCanAccessPeer", r);
+    *out = can ? 1 : 0;
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status device_enable_peer_access(axl_pdevice device, axl_pdevice peer) noexcept {
+  return guarded("device_enable_peer_access", [&]() -> axl_status {
+    if (device == nullptr || peer == nullptr)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "device_enable_peer_access: a device is NULL");
+    // Level Zero has no enable step: within one context, a device reads
+    // another's memory whenever zeDeviceCanAccessPeer says it can. So this
+    // only answers whether access works.
+    uint8_t can = 0;
+    if (axl_status s = device_can_access_peer(device, peer, &can)) return s;
+    if (!can && device != peer)
+      return fail(AXL_ERROR_UNSUPPORTED,
+                  common::str("Level Zero device ", from(device)->index, " cannot access device ",
+                              from(peer)->index, "'s memory (zeDeviceCanAccessPeer answered 0, "
+                              "or the devices belong to different drivers)"));
+    return AXL_SUCCESS;
+  });
+}
+
+}  // namespace axl::l0

@@ -1,0 +1,275 @@
+// Internal state of the Level Zero backend and the declarations of its table
+// slots. Handles given to the core are pointers to the structs below, cast to
+// the opaque axl_p* types of plugin.h.
+//
+// Mapping (docs/backends.md has the full table): one ze_context per driver;
+// a queue is one immediate command list on the device's compute queue group,
+// kept in order with barriers; an event record is a barrier (or, with timing,
+// a global-timestamp write) signalling a fresh ze_event; host callbacks and
+// flag waits run on a host thread per queue that hands over to the device
+// through host-signalled events. Nothing here was run on Intel hardware.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "axl/common/launch_args.hpp"
+#include "axl/common/plugin_support.hpp"
+#include "axl/common/ref_counted.hpp"
+#include "axl/common/trace.hpp"
+#include "axl/common/work_queue.hpp"
+#include "axl/plugin.h"
+#include "ze_loader.hpp"
+
+namespace axl::l0 {
+
+// plugin.h: device memory aligned to at least 256 bytes, pinned to 64.
+constexpr size_t kDeviceAlign = 256;
+constexpr size_t kPinnedAlign = 64;
+
+struct Driver {
+  ze_driver_handle_t handle = nullptr;
+  ze_context_handle_t context = nullptr;  // created by backend_init
+};
+
+struct Device {
+  uint32_t index = 0;
+  ze_device_handle_t handle = nullptr;
+  Driver* driver = nullptr;
+  axl_device_properties props{};  // fixed at discovery
+  uint32_t compute_ordinal = 0;   // command queue group with COMPUTE
+  uint32_t max_group_size = 0;    // threads per group, all dimensions
+  uint32_t max_group_size_xyz[3] = {0, 0, 0};
+  uint32_t max_group_count_xyz[3] = {0, 0, 0};
+  double ns_per_tick = 1.0;        // ze_device_properties_t.timerResolution
+  uint32_t timestamp_bits = 64;    // ze_device_properties_t.timestampValidBits
+
+  std::mutex mem_mu;  // guards kinds
+  // How each live allocation was made, so memory_free can tell a device
+  // address it never handed out from one of its own.
+  std::unordered_map<uint64_t, uint8_t> allocations;
+
+  ze_context_handle_t context() const noexcept { return driver->context; }
+};
+
+// One ze_event in a pool of its own, optionally with 8 bytes of host memory
+// the device writes a global timestamp into. Shared by reference between
+// the axl object that made it and the queue work that signals or waits on
+// it, so an axl event or flag can be destroyed while that work is pending.
+class Signal : public common::RefCounted<Signal> {
+ public:
+  ze_event_handle_t event = nullptr;
+  uint64_t* timestamp = nullptr;  // device-written global timestamp, or NULL
+  // Creates the pool and event on `device`; `with_timestamp` also allocates
+  // the timestamp word. Reports and returns a status; *out stays NULL on error.
+  static axl_status create(Device& device, bool with_timestamp, common::Ref<Signal>* out);
+
+ private:
+  friend class common::RefCounted<Signal>;
+  ~Signal();
+  Device* device_ = nullptr;
+  ze_event_pool_handle_t pool_ = nullptr;
+};
+
+// A completion flag: 8 bytes of Level Zero host memory (zeMemAllocHost), so
+// the device can write it and the host reads and writes it directly.
+class Flag : public common::RefCounted<Flag> {
+ public:
+  uint64_t* value = nullptr;
+  static axl_status create(Device& device, common::Ref<Flag>* out);
+  // Acquire load of the value.
+  uint64_t load() const noexcept;
+
+ private:
+  friend class common::RefCounted<Flag>;
+  ~Flag();
+  Device* device_ = nullptr;
+};
+
+class Module;
+
+struct Kernel {
+  std::string name;
+  ze_kernel_handle_t handle = nullptr;
+  Module* module = nullptr;
+  // Arguments are kernel state in Level Zero (zeKernelSetArgumentValue), so
+  // set-arguments-then-append must not interleave between two queues.
+  std::mutex launch_mu;
+};
+
+// A loaded SPIR-V module and the kernels handed out from it. Launches still
+// pending hold references, so module_unload defers the zeModuleDestroy.
+class Module : public common::RefCounted<Module> {
+ public:
+  Device* device = nullptr;
+  ze_module_handle_t handle = nullptr;
+  std::mutex mu;  // guards kernels
+  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels;
+
+ private:
+  friend class common::RefCounted<Module>;
+  ~Module();
+};
+
+// What work still in flight on a queue needs kept alive. `marker` entries are
+// signalled by a barrier after everything enqueued before them, so once one
+// is complete every entry before it can go.
+struct Pending {
+  common::Ref<Signal> signal;
+  common::Ref<Module> module;  // a launch's kernel's module
+  common::Ref<Flag> flag;
+  std::unique_ptr<uint64_t> pattern;  // a fill's pattern (see queue_fill)
+  bool marker = false;
+};
+
+struct Queue {
+  Device* device = nullptr;
+  uint64_t trace_id = 0;
+  ze_command_list_handle_t list = nullptr;
+  std::mutex mu;  // guards everything below and the list's append order
+  // Level Zero 1.4 does not promise that commands of a list run in order, so
+  // a barrier goes in before any command that follows device work.
+  bool need_barrier = false;
+  std::deque<Pending> pending;
+  // Host callbacks and flag waits: started on first use.
+  std::unique_ptr<common::WorkQueue> host;
+};
+
+struct Event {
+  Device* device = nullptr;
+  bool timing = false;
+  std::mutex mu;                // guards current
+  common::Ref<Signal> current;  // the last record, or NULL if never recorded
+};
+
+struct FlagHandle {
+  common::Ref<Flag> flag;
+};
+
+// What discovery found, once per process (backend_device_count and
+// backend_init share it).
+struct Discovery {
+  axl_status status = AXL_ERROR_BACKEND_UNAVAILABLE;
+  std::string message;
+  int64_t native_code = 0;
+  const char* native_name = nullptr;
+};
+
+// Everything global to the backend, never destroyed (plugin.h: no static
+// destructors joining threads or calling the driver at exit).
+struct Backend {
+  common::HostServices host;
+  common::Tracer tracer{host};
+
+  std::once_flag discover_once;
+  Discovery discovery;
+  ZeApi ze;
+  void* library = nullptr;
+  std::string library_path;
+  std::vector<std::unique_ptr<Driver>> drivers;
+  std::vector<std::unique_ptr<Device>> devices;
+
+  // backend_set_option("memory_kind", "device" | "shared").
+  std::atomic<bool> shared_memory{false};
+
+  std::mutex queues_mu;
+  std::unordered_set<Queue*> queues;  // live queues, stopped at shutdown
+};
+
+Backend& backend() noexcept;
+inline const ZeApi& ze() noexcept { return backend().ze; }
+
+// Runs discovery once; returns its status (reported on this thread).
+axl_status discover();
+
+inline Device* from(axl_pdevice d) noexcept { return reinterpret_cast<Device*>(d); }
+inline Queue* from(axl_pqueue q) noexcept { return reinterpret_cast<Queue*>(q); }
+inline Event* from(axl_pevent e) noexcept { return reinterpret_cast<Event*>(e); }
+inline FlagHandle* from(axl_pflag f) noexcept { return reinterpret_cast<FlagHandle*>(f); }
+inline Module* from(axl_pmodule m) noexcept { return reinterpret_cast<Module*>(m); }
+inline Kernel* from(axl_pkernel k) noexcept { return reinterpret_cast<Kernel*>(k); }
+
+template <class F>
+axl_status guarded(const char* slot, F&& body) noexcept {
+  return common::guard(backend().host, slot, std::forward<F>(body));
+}
+
+// Reports `status` with `message` (no native code).
+axl_status fail(axl_status status, const std::string& message);
+// Reports a failed Level Zero call: "<call> failed: <NAME> (0x<code>)<: context>",
+// with the result as the native code and name. The status follows the
+// result (out of memory, device lost, ...) unless `status` is given.
+axl_status ze_fail(const char* call, ze_result_t result, const std::string& context = "",
+                   axl_status status = AXL_SUCCESS);
+// The axl status a Level Zero result maps to.
+axl_status status_of(ze_result_t result) noexcept;
+
+// ---- queue internals (queue.cpp) ----------------------------------------------
+// Appends the barrier that keeps `q` in order if device work came before.
+// Needs q.mu.
+axl_status order(Queue& q);
+// Drops the pending entries whose work has completed. Needs q.mu.
+void trim(Queue& q);
+// The queue's host thread (host callbacks, flag waits), started on first
+// use. Needs q.mu.
+common::WorkQueue& host_queue(Queue& q);
+
+// ---- table slots (one .cpp per concept) ---------------------------------------
+// Their contracts are the comments on the slots in axl/plugin.h.
+axl_status backend_init() noexcept;
+axl_status backend_shutdown() noexcept;
+axl_status backend_device_count(uint32_t* out_count) noexcept;
+axl_status backend_set_tracing(uint8_t enabled) noexcept;
+axl_status backend_set_option(const char* key, const char* value) noexcept;
+axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept;
+axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept;
+axl_status device_can_access_peer(axl_pdevice device, axl_pdevice peer, uint8_t* out) noexcept;
+axl_status device_enable_peer_access(axl_pdevice device, axl_pdevice peer) noexcept;
+axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept;
+axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept;
+axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept;
+axl_status pinned_free(axl_pdevice device, void* host) noexcept;
+axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
+                        axl_pqueue* out_queue) noexcept;
+axl_status queue_destroy(axl_pqueue queue) noexcept;
+axl_status queue_synchronize(axl_pqueue queue) noexcept;
+axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
+                           uint64_t bytes) noexcept;
+axl_status queue_copy_dtoh(axl_pqueue queue, void* dst, axl_devaddr src, uint64_t bytes) noexcept;
+axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
+                           uint64_t bytes) noexcept;
+axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice dst_device, axl_devaddr dst,
+                           axl_pdevice src_device, axl_devaddr src, uint64_t bytes) noexcept;
+axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern,
+                      uint32_t pattern_size) noexcept;
+axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept;
+axl_status queue_get_native_handle(axl_pqueue queue, uint64_t* out_handle) noexcept;
+axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept;
+axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept;
+axl_status event_create(axl_pdevice device, uint32_t flags, axl_pevent* out_event) noexcept;
+axl_status event_destroy(axl_pevent event) noexcept;
+axl_status event_synchronize(axl_pevent event) noexcept;
+axl_status event_query(axl_pevent event) noexcept;
+axl_status event_elapsed_ms(axl_pevent start, axl_pevent end, float* out_ms) noexcept;
+axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
+axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
+axl_status flag_create(axl_pdevice device, axl_pflag* out_flag) noexcept;
+axl_status flag_destroy(axl_pflag flag) noexcept;
+axl_status flag_get_device_address(axl_pflag flag, axl_devaddr* out) noexcept;
+axl_status flag_get_host_address(axl_pflag flag, uint64_t** out) noexcept;
+axl_status module_load(axl_pdevice device, const axl_module_desc* desc,
+                       axl_pmodule* out_module) noexcept;
+axl_status module_unload(axl_pmodule module) noexcept;
+axl_status module_get_kernel(axl_pmodule module, const char* name,
+                             axl_pkernel* out_kernel) noexcept;
+axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_config* config,
+                        const axl_kernel_arg* args, uint32_t num_args) noexcept;
+
+}  // namespace axl::l0
