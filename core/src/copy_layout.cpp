@@ -316,6 +316,7 @@ AXL_API axl_status axl_queue_copy_layout(axl_queue_t queue, axl_buffer_t dst, co
     if (axl_status s = device_usable(s_->device)) return s;
     note_use(d, q);
     note_use(s_, q);
+    stamp_begin(q);
     const bool same_shape = dl.rank == sl.rank && std::equal(dl.shape, dl.shape + dl.rank, sl.shape);
     axl_status st;
     if (axl_layout_is_contiguous(&dl) && axl_layout_is_contiguous(&sl)) {
@@ -372,6 +373,7 @@ AXL_API axl_status axl_copy_batch(const axl_copy_desc* copies, size_t count) {
       Queue* q = dev->default_queue;
       std::vector<Buffer*> writes, reads;
       axl_status st = AXL_SUCCESS;
+      stamp_begin(q);
       for (const Item& it : items) {
         if (it.dst->device != dev) continue;
         note_use(it.dst, q);

@@ -101,6 +101,7 @@ AXL_API axl_status axl_queue_wait_event(axl_queue_t queue, axl_event_t event) {
       retain(src);
     }
     axl_status s;
+    close_open_completion(q);  // the wait may gate q: stamps before it stay exact
     if (e->device->backend == q->device->backend)
       s = q->submit([&] { return AXL_CALL(q->device->backend, queue_wait_event, q->pq, e->pe); });
     else  // conservative across backends: everything on the recording queue so far
@@ -241,6 +242,7 @@ AXL_API axl_status axl_queue_wait_flag(axl_queue_t queue, axl_flag_t flag, uint6
     if (f->device->backend != q->device->backend)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "flag belongs to backend %s but the queue to %s",
                   f->device->backend->name.c_str(), q->device->backend->name.c_str());
+    close_open_completion(q);  // the wait may gate q: stamps before it stay exact
     return q->submit([&] { return AXL_CALL(q->device->backend, queue_wait_flag, q->pq, f->pf, value); });
   });
 }

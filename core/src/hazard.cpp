@@ -23,13 +23,63 @@ void Completion::poison(const std::string& why) {
   poisoned.store(true, std::memory_order_release);
 }
 
+axl_status Completion::ensure_recorded() {
+  if (recorded.load(std::memory_order_acquire)) return AXL_SUCCESS;
+  std::lock_guard<std::mutex> rl(record_mu);
+  if (recorded.load(std::memory_order_relaxed)) return AXL_SUCCESS;
+  bool detached = false;
+  {
+    std::lock_guard<std::mutex> ll(link->mu);
+    Queue* q = link->queue;
+    if (!q) {
+      // The queue drained and is gone: everything stamped has run.
+      ready.store(true, std::memory_order_release);
+    } else {
+      if (axl_status s = queue_usable(q)) return s;
+      {
+        // Later stamps must start a new completion: this one is now fixed.
+        std::lock_guard<std::mutex> ol(q->open_mu);
+        if (q->open.load() == this) {
+          q->open.store(nullptr);
+          detached = true;
+        }
+      }
+      Backend* b = device->backend;
+      axl_status s = AXL_CALL(b, event_create, device->pdev, 0, &pe);
+      if (!s) s = q->submit([&] { return AXL_CALL(b, queue_record_event, q->pq, pe); });
+      if (s) {
+        if (pe) AXL_CALL(b, event_destroy, pe);
+        pe = nullptr;
+        if (detached) release(this);  // the queue's reference; the caller holds one
+        return s;
+      }
+    }
+  }
+  recorded.store(true, std::memory_order_release);
+  // The queue's reference; the caller holds its own, so this is not the last.
+  if (detached) release(this);
+  return AXL_SUCCESS;
+}
+
 axl_status Completion::wait() {
   if (poisoned.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lk(mu);
     return fail(AXL_ERROR_HOST_HAZARD, "%s", message.c_str());
   }
-  if (ready.load(std::memory_order_acquire) || !pe) return AXL_SUCCESS;
-  if (axl_status s = AXL_CALL(device->backend, event_synchronize, pe)) return s;
+  if (ready.load(std::memory_order_acquire)) return AXL_SUCCESS;
+  if (link && ensure_recorded() != AXL_SUCCESS) {
+    // No event for it: waiting for its whole queue is slower but still
+    // exact (it includes everything stamped).
+    logf(AXL_LOG_WARN, "hazard tracking: a completion could not be recorded (%s); synchronizing its queue",
+         axl_last_error_message());
+    std::lock_guard<std::mutex> ll(link->mu);
+    if (Queue* q = link->queue)
+      if (axl_status s = AXL_CALL(device->backend, queue_synchronize, q->pq)) return s;
+    ready.store(true, std::memory_order_release);
+    return poisoned.load(std::memory_order_acquire) ? wait() : AXL_SUCCESS;
+  }
+  if (pe)
+    if (axl_status s = AXL_CALL(device->backend, event_synchronize, pe)) return s;
   ready.store(true, std::memory_order_release);
   // Poisoned while we waited: the failure outranks the completed event.
   if (poisoned.load(std::memory_order_acquire)) return wait();
@@ -37,26 +87,78 @@ axl_status Completion::wait() {
 }
 
 bool Completion::query() {
-  if (poisoned.load(std::memory_order_acquire) || ready.load(std::memory_order_acquire) || !pe) return true;
+  if (poisoned.load(std::memory_order_acquire) || ready.load(std::memory_order_acquire)) return true;
+  if (link && ensure_recorded() != AXL_SUCCESS) return false;
+  if (ready.load(std::memory_order_acquire) || !pe) return true;
   if (AXL_CALL(device->backend, event_query, pe) != AXL_SUCCESS) return false;
   ready.store(true, std::memory_order_release);
   return true;
 }
 
+namespace {
+
+Completion* new_completion(Queue* q) {
+  auto* c = new Completion();
+  c->device = q->device;
+  c->link = q->link;
+  retain(q->device);
+  return c;
+}
+
+// The completion the next stamps on q join (a new reference).
+Completion* open_completion(Queue* q) {
+  std::lock_guard<std::mutex> lk(q->open_mu);
+  Completion* c = q->open.load();
+  if (!c) q->open.store(c = new_completion(q));  // the queue's reference
+  retain(c);
+  return c;
+}
+
+}  // namespace
+
 axl_status completion_record(Queue* q, Completion** out) {
-  Device* d = q->device;
-  axl_pevent pe = nullptr;
-  if (axl_status s = AXL_CALL(d->backend, event_create, d->pdev, 0, &pe)) return s;
-  if (axl_status s = q->submit([&] { return AXL_CALL(d->backend, queue_record_event, q->pq, pe); })) {
-    AXL_CALL(d->backend, event_destroy, pe);
+  Completion* c = new_completion(q);
+  if (axl_status s = c->ensure_recorded()) {
+    release(c);
     return s;
   }
-  auto* c = new Completion();
-  c->device = d;
-  c->pe = pe;
-  retain(d);
   *out = c;
   return AXL_SUCCESS;
+}
+
+void close_open_completion(Queue* q) {
+  Completion* c = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(q->open_mu);
+    c = q->open.load();
+    if (!c) return;
+    retain(c);
+  }
+  if (c->ensure_recorded() != AXL_SUCCESS) {
+    // Without its event the stamps would be waited for by a record made
+    // after the gate; waiting here keeps host waits exact (and rare).
+    logf(AXL_LOG_WARN, "hazard tracking: a completion could not be recorded (%s); synchronizing the queue",
+         axl_last_error_message());
+    AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+    c->ready.store(true, std::memory_order_release);
+    std::lock_guard<std::mutex> lk(q->open_mu);
+    if (q->open.load() == c) {
+      q->open.store(nullptr);
+      release(c);
+    }
+  }
+  release(c);
+}
+
+void abandon_open_completion(Queue* q) {
+  Completion* c = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(q->open_mu);
+    c = q->open.exchange(nullptr);
+  }
+  if (!c) return;
+  c->ready.store(true, std::memory_order_release);  // the queue drained
+  release(c);
 }
 
 HazardRecord::~HazardRecord() {
@@ -96,8 +198,14 @@ void stamp(Buffer* b, Completion* c, uint32_t access) {
   for (Completion* d : dropped) release(d);
 }
 
+void stamp_begin(Queue* q) {
+  // Unlocked peek: a launch racing in on another thread may be missed, which
+  // only makes its stamp cover this op too (correct, slightly later).
+  if (q->open.load(std::memory_order_relaxed)) close_open_completion(q);
+}
+
 void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t nw, Buffer* const* reads,
-              size_t nr) {
+              size_t nr, bool lazy) {
   bool any = false;
   for (size_t i = 0; i < nw && !any; ++i) any = writes[i] && writes[i]->allocation()->tracked();
   for (size_t i = 0; i < nr && !any; ++i) any = reads[i] && reads[i]->allocation()->tracked();
@@ -109,6 +217,8 @@ void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t
     if (nw == 0) return;
     c = new Completion();
     c->poison(axl_last_error_message());
+  } else if (lazy) {
+    c = open_completion(q);
   } else if (completion_record(q, &c) != AXL_SUCCESS) {
     // Without a marker the record would point at an older writer; waiting
     // for the queue here keeps host reads correct at the cost of blocking.

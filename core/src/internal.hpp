@@ -226,6 +226,15 @@ axl_status device_usable(Device* d);
 Device* device_of(Object* o);
 
 // ----------------------------------------------------------------- queues --
+struct Completion;
+
+// What a completion knows of its queue: the queue nulls it once it has
+// drained and is gone, so a completion may outlive its queue.
+struct QueueLink {
+  std::mutex mu;
+  Queue* queue = nullptr;
+};
+
 struct Queue : Object {
   Queue() : Object(Kind::queue) {}
   ~Queue() override;
@@ -233,6 +242,10 @@ struct Queue : Object {
   axl_pqueue pq = nullptr;
   uint64_t trace_id = 0;
   bool is_default = false;
+  std::shared_ptr<QueueLink> link = std::make_shared<QueueLink>();
+  // The completion the next hazard stamps join (retained; see hazard.cpp).
+  std::mutex open_mu;                        // serialises changes of `open`
+  std::atomic<Completion*> open{nullptr};
   // Serialises enqueues: plugins may assume one submitting thread per queue.
   // A spinlock, not a std::mutex: it is held only for one enqueue slot (tens
   // of ns), is almost never contended, and an inline atomic exchange is a
@@ -259,21 +272,35 @@ axl_status queue_usable(Queue* q);
 
 // ---------------------------------------------------------------- buffers --
 // A point in a queue, or a failure standing in for one (axl_completion_t).
+// A point in a queue, or a failure standing in for one (axl_completion_t).
+// Stamps are lazy: they join the queue's open completion, whose event is
+// recorded only when someone needs it (a host wait or query) or before the
+// queue is given work that may block (a wait, a host function). So a launch
+// of a tracked buffer costs no event, and a host wait still never waits for
+// anything queued behind a gate.
 struct Completion : Object {
   Completion() : Object(Kind::completion) {}
   ~Completion() override;
   Device* device = nullptr;  // retained; null for a completion born poisoned
+  std::shared_ptr<QueueLink> link;  // where to record it; null when born poisoned
+  std::mutex record_mu;             // serialises recording
+  std::atomic<bool> recorded{false};
   axl_pevent pe = nullptr;
   std::atomic<bool> poisoned{false};
   std::atomic<bool> ready{false};  // cached once the event completed
   std::mutex mu;                   // guards message
   std::string message;
   void poison(const std::string& why);
+  axl_status ensure_recorded();
   axl_status wait();   // AXL_ERROR_HOST_HAZARD when poisoned
   bool query();
 };
 // A completion recorded on q after everything enqueued so far.
 axl_status completion_record(Queue* q, Completion** out);
+// Records q's open completion now, before q gets work that may block.
+void close_open_completion(Queue* q);
+// ~Queue: the open completion can no longer be recorded; q has drained.
+void abandon_open_completion(Queue* q);
 
 // Per allocation: who last wrote it and who read it since (tracked only).
 struct HazardRecord {
@@ -321,11 +348,16 @@ std::string dev_name(Device* d);
 // readers; read: adds a reader). No-op for untracked buffers.
 void stamp(Buffer* b, Completion* c, uint32_t access);
 // After an enqueue on q touched these buffers: stamps the tracked ones with
-// one completion recorded on q (writes first), or, when `failed`, poisons
+// one completion on q (writes first), or, when the enqueue failed, poisons
 // the written ones with the calling thread's last error message. Cheap when
 // nothing is tracked.
+// `lazy` (launches) joins q's open completion instead of recording an event
+// now; copies and fills record their own, after closing the open one before
+// they are enqueued (stamp_begin), so consecutive launches share one event
+// and everything else is exact.
+void stamp_begin(Queue* q);
 void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t nw,
-              Buffer* const* reads, size_t nr);
+              Buffer* const* reads, size_t nr, bool lazy = false);
 
 // ----------------------------------------------------------------- events --
 struct Event : Object {

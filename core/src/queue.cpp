@@ -13,10 +13,17 @@ Queue::~Queue() {
     auto& v = device->queues;
     v.erase(std::remove(v.begin(), v.end(), this), v.end());
   }
-  if (pq && !device->backend->poisoned.load()) {
-    // queue_destroy drains pending work first (plugin.h).
-    AXL_CALL(device->backend, queue_destroy, pq);
+  {
+    // Holding the link while draining: a completion being recorded on this
+    // queue either got in first or, after this, sees a drained queue.
+    std::lock_guard<std::mutex> lk(link->mu);
+    if (pq && !device->backend->poisoned.load()) {
+      // queue_destroy drains pending work first (plugin.h).
+      AXL_CALL(device->backend, queue_destroy, pq);
+    }
+    link->queue = nullptr;
   }
+  abandon_open_completion(this);
   if (device && !is_default) release(device);
 }
 
@@ -36,6 +43,7 @@ axl_status queue_create_internal(Device* d, bool is_default, Queue** out) {
     return s;
   }
   q->pq = pq;
+  q->link->queue = q.get();
   trace_register_queue(q->trace_id, d->id, d->props.is_host);
   // The default queue is owned by its (immortal) device; other queues keep
   // their device alive.
@@ -88,6 +96,7 @@ void free_host(void* p) { free(p); }
 
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler) {
   if (waiter == signaler) return AXL_SUCCESS;
+  close_open_completion(waiter);
   Backend* wb = waiter->device->backend;
   Backend* sb = signaler->device->backend;
   if (axl_status s = sb->ensure_ready()) return s;
@@ -362,6 +371,7 @@ AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst,
     if (!src) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_from_host: src is NULL");
     if (axl_status s = check_range(d, dst_offset, size_bytes, "axl_queue_copy_from_host")) return s;
     note_use(d, q);
+    stamp_begin(q);
     axl_status s;
     if (d->device == q->device && !d->pinned)  // the common case: straight to the plugin
       s = q->submit([&] {
@@ -382,6 +392,7 @@ AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst, axl_buff
     if (!dst) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_to_host: dst is NULL");
     if (axl_status s = check_range(s_, src_offset, size_bytes, "axl_queue_copy_to_host")) return s;
     note_use(s_, q);
+    stamp_begin(q);
     axl_status s;
     if (s_->device == q->device && !s_->pinned)
       s = q->submit([&] {
@@ -406,6 +417,7 @@ AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst, ui
     if (axl_status s = device_usable(s_->device)) return s;
     note_use(d, q);
     note_use(s_, q);
+    stamp_begin(q);
     axl_status s = copy_ends(q, end_of(d, dst_offset), end_of(s_, src_offset), size_bytes);
     stamp_op(q, s, &d, 1, &s_, 1);
     return s;
@@ -444,6 +456,7 @@ AXL_API axl_status axl_queue_fill(axl_queue_t queue, axl_buffer_t dst, uint64_t 
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_fill: buffer is on %s but the queue on %s",
                   dev_name(d->device).c_str(), dev_name(Q).c_str());
     note_use(d, q);
+    stamp_begin(q);
     axl_status s = q->submit([&] {
       return AXL_CALL(Q->backend, queue_fill, q->pq, d->address + offset, size_bytes, pattern, pattern_size);
     });
@@ -465,6 +478,7 @@ AXL_API axl_status axl_queue_enqueue_host_func(axl_queue_t queue, axl_host_callb
   return guard([&]() -> axl_status {
     AXL_QUEUE(q, queue);
     if (!fn) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_enqueue_host_func: fn is NULL");
+    close_open_completion(q);  // fn may block the queue for as long as it likes
     return q->submit([&] { return AXL_CALL(q->device->backend, queue_enqueue_host_fn, q->pq, fn, user_data); });
   });
 }
@@ -548,7 +562,7 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
     });
     // The ABI does not say which arguments a kernel writes: each counts as
     // written, which orders host reads and writes after the launch.
-    if (num_tracked) stamp_op(q, s, tracked, num_tracked, nullptr, 0);
+    if (num_tracked) stamp_op(q, s, tracked, num_tracked, nullptr, 0, /*lazy=*/true);
     return s;
   });
 }

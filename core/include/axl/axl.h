@@ -324,7 +324,11 @@ AXL_API axl_status axl_layout_view(const axl_layout* in, uint32_t element_size, 
  * of the readers since; the core stamps them on every copy, fill and launch
  * (a launch counts as a write of every buffer argument), and an enqueue that
  * fails stamps its destination with a poisoned completion carrying the
- * error. Views share their allocation's record. */
+ * error. Views share their allocation's record. Copies and fills get an
+ * event each; consecutive launches on a queue share one, recorded when it
+ * is first needed or before the queue's next copy, fill, wait or host
+ * function, so a host wait for a launch's output may also wait for the
+ * launches right after it on that queue, never for anything behind a wait. */
 typedef struct axl_completion_s* axl_completion_t;
 
 enum {
@@ -352,7 +356,7 @@ AXL_API axl_status axl_buffer_stamp(axl_buffer_t buffer, axl_completion_t comple
                                     uint32_t access);
 /* Blocks until the host may access the buffer: a READ waits for the last
  * writer, a WRITE also for the readers since. Only the stamped work is
- * waited for, not the queues. AXL_ERROR_HOST_HAZARD (with the producer's
+ * waited for (see above for launches), not the queues. AXL_ERROR_HOST_HAZARD (with the producer's
  * message) when a completion waited on is poisoned. No-op when untracked. */
 AXL_API axl_status axl_buffer_host_wait(axl_buffer_t buffer, uint32_t access);
 
