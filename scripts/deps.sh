@@ -2,7 +2,8 @@
 # Installs what axl needs to build and test on Debian/Ubuntu. Idempotent.
 set -euo pipefail
 # python3-venv/-dev: `pip install .` builds the extension in a fresh venv.
-pkgs=(cmake g++ make binutils pkgconf libspdlog-dev catch2 libbenchmark-dev python3 python3-venv python3-dev)
+# clang + libclang-rt-dev: the libFuzzer build of tests/fuzz (scripts/test.sh).
+pkgs=(cmake g++ make binutils pkgconf libspdlog-dev catch2 libbenchmark-dev python3 python3-venv python3-dev clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
