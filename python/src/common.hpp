@@ -180,5 +180,6 @@ void register_buffer(py::module_& m);
 void register_trace(py::module_& m);
 void register_discovery(py::module_& m);
 void register_bench(py::module_& m);
+void register_max_file(py::module_& m);
 
 }  // namespace axlpy
