@@ -158,3 +158,16 @@ def test_parser_binding_asks_for_more_of_a_prefix():
     assert (info["key_offset"], info["key_size"]) == (28, 1)
     with pytest.raises(ValueError, match="1-D buffer of bytes"):
         _core._max_file_parse(np.zeros(4, dtype=np.float32), 16)
+
+
+def test_data_is_mapped_through_buffer_mmap_when_it_exists(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_mmap(filename, dtype, shape, mode="r+", offset=0):
+        calls.append((filename, dtype, shape, mode, offset))
+        return "mapped"
+
+    monkeypatch.setattr(Buffer, "mmap", staticmethod(fake_mmap), raising=False)
+    path = write(tmp_path, max_bytes(DType.float8_e5m2, (4, 1), bytes(4), key=b"abc"))
+    assert load_max_buffer(path) == "mapped"
+    assert calls == [(str(path), DType.float8_e5m2, (4, 1), "r", 49)]
