@@ -33,6 +33,8 @@ CASES = {
     "valid_bool_empty": max_file(dtype=1, dims=(0, 5), elem=1),
     "valid_rank8_uint16": max_file(dtype=136, dims=(1, 2, 1, 2, 1, 1, 2, 1), elem=2),
     "valid_float4_5": max_file(dtype=64, dims=(5,), elem=1),
+    "valid_rank255_float16": max_file(dtype=79, dims=(1,) * 254 + (2,), elem=2),
+    "valid_long_key_int8": max_file(dtype=135, dims=(3,), key=b"k" * 3000, elem=1),
     "bad_magic_png": max_file(magic=b"\x89PNG\r\n\x1a\n"),
     "bad_short": MAGIC[:5],
     "bad_version_1": max_file(major=1),
