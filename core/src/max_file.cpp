@@ -13,6 +13,10 @@ using namespace axl::core;
 
 namespace {
 
+// The struct is ABI: no hidden padding, fixed size on LP64.
+static_assert(sizeof(size_t) != 8 || sizeof(axl_max_file_header) == 8 + 6 * 4 + 6 * 8 + 255 * 8,
+              "axl_max_file_header layout changed");
+
 constexpr uint8_t kMagic[8] = {0x93, 0xF0, 0x9F, 0x94, 0xA5, 0x2B, 0x2B, 0x93};
 
 // Fixed part before the key: magic, major, minor, metadata_size, key_size.
