@@ -4,8 +4,9 @@ set -euo pipefail
 # python3-venv/-dev: `pip install .` builds the extension in a fresh venv.
 # libze-dev: the Level Zero headers the level_zero plugin builds against;
 # libze1: the real loader its no-device tests run against (no GPU driver).
+# clang + libclang-rt-dev: the libFuzzer build of tests/fuzz (scripts/test.sh).
 pkgs=(cmake g++ make binutils pkgconf libspdlog-dev catch2 libbenchmark-dev python3 python3-venv python3-dev
-      libze-dev libze1)
+      libze-dev libze1 clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

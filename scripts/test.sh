@@ -24,5 +24,21 @@ cmake --build build-tsan -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -L threads
 
+if command -v clang++ >/dev/null; then
+  echo "== fuzz: axl_fuzz_max_file (clang, libFuzzer+ASan+UBSan), 20 s on tests/fuzz/corpus"
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DAXL_BUILD_FUZZERS=ON \
+    -DAXL_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target axl_fuzz_max_file
+  # New inputs go to a scratch folder (the first corpus folder), never into
+  # the checked-in seeds. A crash makes libFuzzer exit non-zero and stops CI.
+  fuzz_out="$(mktemp -d)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    build-fuzz/bin/axl_fuzz_max_file -max_total_time=20 -max_len=4096 -artifact_prefix=build-fuzz/ \
+    "$fuzz_out" tests/fuzz/corpus
+  rm -rf "$fuzz_out"
+else
+  echo "== fuzz: skipped (no clang++; the corpus replay ran in ctest)"
+fi
+
 echo "== python: pip install . into a fresh venv, pytest tests/python"
 bash python/run_tests.sh

@@ -404,6 +404,12 @@ void host_trace_record(void* ctx, const axl_trace_record* rec);
 // ---------------------------------------------------------- virtual mode --
 bool virtual_mode_on();
 
+// ---------------------------------------------------------------- dtypes --
+// MAX's DType codes (spec section 11). Both return 0 / nullptr for a code
+// MAX does not have.
+uint32_t dtype_bits(uint32_t code);
+const char* dtype_name(uint32_t code);
+
 // ----------------------------------------------------------------- fork --
 void install_process_hooks();
 

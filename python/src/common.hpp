@@ -198,5 +198,6 @@ void host_wait(BufferObj& b, uint32_t access);
 void register_trace(py::module_& m);
 void register_discovery(py::module_& m);
 void register_bench(py::module_& m);
+void register_max_file(py::module_& m);
 
 }  // namespace axlpy

@@ -621,6 +621,66 @@ AXL_API axl_status axl_calculate_virtual_device_count(const axl_device_spec* spe
 AXL_API axl_status axl_calculate_virtual_device_count_from_cli(const char* const* inputs,
                                                                size_t count, uint32_t* out);
 
+/* ======================================================================== */
+/* MAX checkpoint files (MAX's load_max_buffer, spec section 8)             */
+/* ======================================================================== */
+
+/* One tensor in MAX's `.max` format, little-endian, packed:
+ *   magic[8] = 93 F0 9F 94 A5 2B 2B 93, u32 major, u32 minor,
+ *   u64 metadata_size, u32 key_size, key[key_size], u8 dtype, u8 rank,
+ *   u32 dims[rank], u64 data_offset; the data at data_offset.
+ * The parser only reads memory: the binding opens and maps the file. */
+#define AXL_MAX_FILE_MAX_RANK 255 /* the rank is one byte in the format */
+
+typedef struct axl_max_file_header {
+  size_t struct_size;       /* set by the caller: sizeof(axl_max_file_header) */
+  uint32_t version_major;   /* as stored; only 0 is accepted (as MAX) */
+  uint32_t version_minor;   /* as stored (MAX writes 1 and ignores it) */
+  uint32_t dtype;           /* MAX DType code, S2-S4 numbering (spec section 11),
+                               e.g. 81 = float32; validated by axl_dtype_size_bits */
+  uint32_t dtype_size_bits; /* bits per element: 1 byte = 8 (bool 8, float4 4,
+                               float6 6) */
+  uint32_t rank;            /* dimensions, 0..AXL_MAX_FILE_MAX_RANK */
+  uint32_t reserved;        /* 0 */
+  uint64_t key_offset;      /* byte offset of the tensor label in the file */
+  uint64_t key_size;        /* its length in bytes (not NUL-terminated) */
+  uint64_t header_bytes;    /* bytes from the start of the file to the end of
+                               the header (24 + metadata_size). After
+                               AXL_ERROR_OUT_OF_RANGE: how many leading bytes
+                               the parser needs to get further */
+  uint64_t num_elements;    /* product of dims (1 for rank 0) */
+  uint64_t data_offset;     /* byte offset of the data in the file, as stored */
+  uint64_t data_bytes;      /* num_elements * storage bytes per element, where
+                               every type takes whole bytes (float4 and float6
+                               one byte per element, unpacked) */
+  uint64_t dims[AXL_MAX_FILE_MAX_RANK]; /* elements per dimension, row-major;
+                                           entries past rank are 0 */
+} axl_max_file_header;
+
+/* Parses the header of a `.max` file of `file_size` bytes whose first `size`
+ * bytes (size <= file_size) are at `bytes`, and checks that the data lies
+ * inside the file. Reads nothing outside bytes[0, size).
+ * Errors (message via axl_last_error_message, MAX's text where MAX has one):
+ *   AXL_ERROR_INVALID_ARGUMENT: a NULL pointer, size > file_size, a small
+ *     struct_size; or a malformed file: bad magic ("... is not a max
+ *     checkpoint ..."), major version > 0 ("Unable to read from version > 0."),
+ *     a header cut short by the end of the file, an unknown dtype code
+ *     ("N is not a valid DType"), metadata_size disagreeing with the key and
+ *     rank ("Multiple buffers found in .max file. ..."), a shape whose element
+ *     or byte count overflows 64 bits, data running past the end of the file.
+ *   AXL_ERROR_OUT_OF_RANGE: the file is long enough but `size` bytes do not
+ *     hold the whole header; out->header_bytes says how many are needed (call
+ *     again with at least that many).
+ * Unlike MAX, the stored data offset is checked against the file size; like
+ * MAX, it is otherwise trusted (not compared with header_bytes). */
+AXL_API axl_status axl_max_file_parse(const void* bytes, uint64_t size, uint64_t file_size,
+                                      axl_max_file_header* out);
+
+/* Bits per element of a MAX DType code (spec section 11): bool 8 (stored as
+ * one byte), float4_e2m1fn 4, float6_* 6, float8_* 8, float16/bfloat16 16,
+ * ... AXL_ERROR_INVALID_ARGUMENT naming the code if MAX has no such type. */
+AXL_API axl_status axl_dtype_size_bits(uint32_t dtype_code, uint32_t* out_bits);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

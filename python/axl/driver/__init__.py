@@ -71,6 +71,7 @@ from .buffer import (
 )
 from . import driver
 from ._device import CPU, Accelerator, Device
+from ._max_file import load_max_buffer
 from ._trace import LaunchTraceEntry, begin_launch_trace, launch_trace, take_launch_trace
 from .driver import (
     DeviceSpec,
@@ -128,6 +129,7 @@ __all__ = [
     "is_virtual_device_mode",
     "launch_trace",
     "load_devices",
+    "load_max_buffer",
     "scan_available_devices",
     "set_virtual_cpu_target",
     "set_virtual_device_api",

@@ -18,7 +18,7 @@ from typing import Any, Protocol, Sequence, Union, runtime_checkable
 
 from .. import _core
 from .._core import Buffer, DeviceQueue, HostHazardCompletion
-from ..dtype import DType
+from ..dtype import DType, _decode, _encode, _raw_numpy
 from ._device import CPU, Device
 
 _READ, _WRITE = 1, 2
@@ -65,28 +65,10 @@ class DLPackArray(Protocol):
     def __dlpack_device__(self) -> tuple[int, int]: ...
 
 
-def _decode(dtype: DType, bits: Any) -> Any:
-    from ..dtype import _decode as decode
-
-    return decode(dtype, bits)
-
-
-def _encode(dtype: DType, value: float) -> int:
-    from ..dtype import _encode as encode
-
-    return encode(dtype, value)
-
-
 def _np() -> Any:
     import numpy
 
     return numpy
-
-
-def _storage_dtype(dtype: DType) -> Any:
-    """The numpy type that holds dtype's bits (uint8 for float8, ...)."""
-    np = _np()
-    return np.dtype(f"u{dtype.size_in_bytes}") if dtype.size_in_bytes in (1, 2, 4, 8) else np.uint8
 
 
 def _host_side(buf: Buffer) -> Buffer:
@@ -109,7 +91,7 @@ def _import_numpy(arr: Any) -> Buffer:
     dtype = DType.from_numpy(arr.dtype)
     # Exported as unsigned ints of the same width: numpy cannot DLPack-export
     # bool views of every version or ml_dtypes types at all.
-    raw = arr.view(_storage_dtype(dtype)) if arr.ndim else arr.reshape(1).view(_storage_dtype(dtype))
+    raw = arr.view(_raw_numpy(dtype)) if arr.ndim else arr.reshape(1).view(_raw_numpy(dtype))
     buf, _ = _core._from_dlpack_capsule(raw.__dlpack__(max_version=(1, 0)) if _dlpack_versioned(np) else raw.__dlpack__())
     return buf._view(dtype, arr.shape)
 
@@ -296,7 +278,7 @@ def _write_element(view: Buffer, value: Any) -> None:
     if dtype in _NUMPY_NATIVE:
         arr = np.array(value, dtype=dtype.to_numpy())
     else:
-        arr = np.array(_encode(dtype, float(value)), dtype=_storage_dtype(dtype))
+        arr = np.array(_encode(dtype, float(value)), dtype=_raw_numpy(dtype))
     if view._host_visible:
         view._host_wait(_WRITE)
         view._as_numpy(arr.dtype)[()] = arr
@@ -340,7 +322,7 @@ def _item(self: Buffer) -> Any:
     host = _host_side(self)
     if self.dtype in _NUMPY_NATIVE:
         return host._as_numpy(self.dtype.to_numpy()).reshape(-1)[0].item()
-    bits = host._as_numpy(_storage_dtype(self.dtype)).reshape(-1)
+    bits = host._as_numpy(_raw_numpy(self.dtype)).reshape(-1)
     return float(_decode(self.dtype, bits)[0])
 
 
@@ -348,7 +330,7 @@ def _values_for_print(self: Buffer) -> Any:
     host = _host_side(self)
     if self.dtype in _NUMPY_NATIVE:
         return host._as_numpy(self.dtype.to_numpy())
-    return _decode(self.dtype, host._as_numpy(_storage_dtype(self.dtype)))
+    return _decode(self.dtype, host._as_numpy(_raw_numpy(self.dtype)))
 
 
 def _str(self: Buffer) -> str:
@@ -415,7 +397,12 @@ def _mmap(
     if mode not in _MMAP_MODES:
         raise ValueError(f"mode must be one of {sorted(_MMAP_MODES)}, got {mode!r}")
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    mm = np.memmap(filename, dtype=_storage_dtype(dtype), mode=_MMAP_MODES[mode], offset=offset, shape=dims, order="C")
+    if any(d == 0 for d in dims):
+        # Nothing to map (mmap refuses zero lengths); the file must still exist.
+        if not os.path.exists(filename):
+            raise FileNotFoundError(f"No such file or directory: {os.fspath(filename)!r}")
+        return Buffer(dtype, dims, CPU())
+    mm = np.memmap(filename, dtype=_raw_numpy(dtype), mode=_MMAP_MODES[mode], offset=offset, shape=dims, order="C")
     buf, _ = _core._from_dlpack_capsule(
         (mm if mm.ndim else mm.reshape(1)).__dlpack__(max_version=(1, 0))
         if _dlpack_versioned(np)
