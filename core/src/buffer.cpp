@@ -9,25 +9,25 @@ Buffer::~Buffer() {
     return;
   }
   if (!device) return;  // never completed: axl_buffer_create failed
-  // Pending copies or launches may still touch the memory: let the queues
-  // that used it finish first.
-  // A queue is synchronised by its own backend: a copy across backends puts
-  // a queue of the other backend in used_by. In a forked child a poisoned
-  // backend's threads are gone: waiting on its queues could hang, and none
-  // of the parent's work runs here anyway.
-  for (Queue* q : used_by) {
-    Backend* qb = q->device->backend;
-    if (!qb->poisoned.load()) AXL_CALL(qb, queue_synchronize, q->pq);
-    release(q);
-  }
-  if (external) {
-    if (external_release) external_release(external_user_data);
-  } else if (!device->backend->poisoned.load()) {
-    if (pinned)
-      AXL_CALL(device->backend, pinned_free, device->pdev, host);
-    else
-      AXL_CALL(device->backend, memory_free, device->pdev, address);
-  }
+  // Pending copies or launches may still touch the memory: it is freed once
+  // the queues that used it have reached this point (reaper.cpp), without
+  // blocking the caller. The device is immortal, so capturing it is safe.
+  Device* d = device;
+  const bool ext = external, pin = pinned;
+  void* h = host;
+  const axl_devaddr a = address;
+  auto cb = external_release;
+  void* ud = external_user_data;
+  free_after_queues(used_by, [=] {
+    if (ext) {
+      if (cb) cb(ud);
+    } else if (!d->backend->poisoned.load()) {
+      if (pin)
+        AXL_CALL(d->backend, pinned_free, d->pdev, h);
+      else
+        AXL_CALL(d->backend, memory_free, d->pdev, a);
+    }
+  });
   release(device);
 }
 

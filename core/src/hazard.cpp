@@ -78,8 +78,13 @@ axl_status Completion::wait() {
     ready.store(true, std::memory_order_release);
     return poisoned.load(std::memory_order_acquire) ? wait() : AXL_SUCCESS;
   }
-  if (pe)
-    if (axl_status s = AXL_CALL(device->backend, event_synchronize, pe)) return s;
+  if (pe && AXL_CALL(device->backend, event_synchronize, pe) != AXL_SUCCESS) {
+    // Work before the marker failed asynchronously (the plugin reports a
+    // queue's unreported failure through the event, as CUDA does): the
+    // producer failed, so every later wait raises too, without blocking.
+    poison(axl_last_error_message());
+    return wait();
+  }
   ready.store(true, std::memory_order_release);
   // Poisoned while we waited: the failure outranks the completed event.
   if (poisoned.load(std::memory_order_acquire)) return wait();

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -334,6 +335,10 @@ struct Buffer : Object {
   Buffer* allocation() { return base ? base : this; }
 };
 void note_use(Buffer* b, Queue* q);
+// Runs `free` once every queue in used_by has finished the work enqueued so
+// far, on a background thread (or at once when none is pending); releases
+// and clears used_by. Never blocks unless an event cannot be recorded.
+void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free);
 // Enqueues a byte copy between two buffers on q (any devices, any backends;
 // no validation, no stamps): the body of axl_queue_copy_buffer.
 axl_status copy_bytes(Queue* q, Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset,

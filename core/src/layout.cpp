@@ -1,6 +1,7 @@
 // Layouts: the n-d index arithmetic every binding shares (numpy basic
 // indexing, ndarray.view). Pure functions: no handles, no allocation.
 #include <cstring>
+#include <vector>
 
 #include "internal.hpp"
 
@@ -206,6 +207,21 @@ AXL_API axl_status axl_layout_view(const axl_layout* in, uint32_t element_size, 
       return fail(AXL_ERROR_OUT_OF_RANGE, "view of a rank-0 buffer needs an explicit shape");
     const uint32_t last = in->rank - 1;
     const int64_t n = in->shape[last];
+    if (axl_layout_num_elements(in) == 0) {
+      // No element, no stride that matters: numpy's rule on the byte count.
+      const int64_t bytes = n * in->element_size;
+      if (bytes % element_size)
+        return fail(AXL_ERROR_INVALID_ARGUMENT,
+                    "When changing to a larger dtype, its size must be a divisor of the total size in bytes of the "
+                    "last axis of the array.");
+      std::vector<int64_t> dims(in->shape, in->shape + in->rank);
+      dims[last] = bytes / element_size;
+      axl_layout r{};
+      if (axl_status s = axl_layout_init(&r, in->rank, dims.data(), element_size)) return s;
+      r.offset = in->offset;
+      *out = r;
+      return AXL_SUCCESS;
+    }
     if (n > 1 && in->strides[last] != static_cast<int64_t>(in->element_size))
       return fail(AXL_ERROR_INVALID_ARGUMENT,
                   "view to another dtype needs the last axis to be contiguous (its stride is %lld bytes, the "

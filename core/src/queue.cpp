@@ -92,6 +92,22 @@ void host_copy(void* p) {
 
 void free_host(void* p) { free(p); }
 
+struct HostFill {
+  char* dst;
+  uint64_t bytes;
+  uint32_t pattern, pattern_size;
+};
+
+void host_fill(void* p) {
+  auto* f = static_cast<HostFill*>(p);
+  if (f->pattern_size == 1) {
+    memset(f->dst, static_cast<int>(f->pattern & 0xff), f->bytes);
+  } else {
+    for (uint64_t i = 0; i < f->bytes; i += f->pattern_size) memcpy(f->dst + i, &f->pattern, f->pattern_size);
+  }
+  delete f;
+}
+
 }  // namespace
 
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler) {
@@ -457,9 +473,18 @@ AXL_API axl_status axl_queue_fill(axl_queue_t queue, axl_buffer_t dst, uint64_t 
                   dev_name(d->device).c_str(), dev_name(Q).c_str());
     note_use(d, q);
     stamp_begin(q);
-    axl_status s = q->submit([&] {
-      return AXL_CALL(Q->backend, queue_fill, q->pq, d->address + offset, size_bytes, pattern, pattern_size);
-    });
+    axl_status s;
+    if (d->host && !Q->props.is_host) {
+      // Pinned host memory: an accelerator's fill needs a device address
+      // (the virtual backend has none for it); the host fills it in order.
+      auto* f = new HostFill{static_cast<char*>(d->host) + offset, size_bytes, pattern, pattern_size};
+      s = enqueue_host_fn(q, host_fill, f);
+      if (s) delete f;
+    } else {
+      s = q->submit([&] {
+        return AXL_CALL(Q->backend, queue_fill, q->pq, d->address + offset, size_bytes, pattern, pattern_size);
+      });
+    }
     stamp_op(q, s, &d, 1, nullptr, 0);
     return s;
   });

@@ -264,8 +264,17 @@ Raises:
             }
             if (!device.is_none() && !stream.is_none())
               throw py::type_error("Buffer(): pass device or stream, not both");
+            // Buffer(ndarray, dev) positionally: MAX's third overload.
+            if (!dtype.is_none() && !PyType_Check(dtype.ptr()) && py::hasattr(dtype, "__array_interface__")) {
+              if (!device.is_none() || !stream.is_none())
+                throw py::type_error("Buffer(array, device): give the device once");
+              device = shape;
+              shape = dtype;
+              dtype = py::none();
+            }
             // Buffer(shape=ndarray, device=dev): MAX's third overload, a copy.
-            if (dtype.is_none() && !shape.is_none() && py::hasattr(shape, "__array_interface__")) {
+            if (dtype.is_none() && !shape.is_none() && !PyType_Check(shape.ptr()) &&
+                py::hasattr(shape, "__array_interface__")) {
               py::object buf = py::module_::import("axl.driver.buffer").attr("_from_array")(shape, device);
               copy_fields(*b, buf.cast<BufferObj&>());
               return b;

@@ -8,7 +8,8 @@
 //    worker thread and must take the GIL. Any call that waits for queued work
 //    while holding the GIL could therefore deadlock, so every blocking call
 //    (synchronize, event waits, copies that synchronize, and releasing a
-//    queue or buffer, which finishes its pending work first) drops the GIL.
+//    queue, which finishes its pending work first) drops the GIL. Releasing
+//    a buffer never blocks (the core frees it once its queues catch up).
 //  * Enqueueing (launch, record) never blocks on a worker, so those keep the
 //    GIL: dropping and retaking it would cost more than the call itself.
 #pragma once
@@ -49,7 +50,8 @@ auto without_gil(F&& f) -> decltype(f()) {
 }
 
 // Releases one reference to a core handle without holding the GIL: releasing
-// the last reference to a queue or buffer waits for its pending work.
+// the last reference to a queue waits for its pending work (a buffer's does
+// not, but its external-memory release callback may take the GIL).
 template <typename Handle>
 void release_without_gil(Handle& h) {
   if (!h) return;
@@ -175,10 +177,9 @@ struct BufferObj {
   // What a kernel receives: a buffer whose byte 0 is element (0, ..., 0).
   axl_buffer_t launch_handle();
   uint64_t num_elements() const { return axl_layout_num_elements(&layout); }
-  ~BufferObj() {
-    release_without_gil(element0);
-    release_without_gil(buffer);
-  }
+  // The handles release themselves with the GIL held: a buffer release
+  // never blocks, and an external buffer's callback (a DLPack deleter) may
+  // run right here and needs the GIL anyway.
 };
 
 // The Python type of Buffer (for fast isinstance checks in launch).

@@ -863,6 +863,9 @@ TEST_CASE("stamps: a write replaces the writer and forgets the readers", "[hazar
   REQUIRE(axl_buffer_stamp(b.get(), bad, AXL_ACCESS_READ) == AXL_SUCCESS);
   CHECK(axl_buffer_host_wait(b.get(), AXL_ACCESS_WRITE) == AXL_ERROR_HOST_HAZARD);
   CHECK(axl_buffer_stamp(b.get(), nullptr, AXL_ACCESS_READ) == AXL_ERROR_INVALID_HANDLE);
+  require_status(axl_buffer_stamp(b.get(), good, 0), AXL_ERROR_INVALID_ARGUMENT, {"access 0x0"});
+  require_status(axl_buffer_host_wait(b.get(), 4), AXL_ERROR_INVALID_ARGUMENT, {"access 0x4"});
+  CHECK(axl_buffer_host_wait(nullptr, AXL_ACCESS_READ) == AXL_ERROR_INVALID_HANDLE);
   axl_completion_release(bad);
   axl_completion_release(good);
 }
@@ -1059,13 +1062,27 @@ TEST_CASE("copy_batch on cpu: values, skipped pairs, all-or-nothing", "[copy_bat
     CHECK(read_back(q, b) == rb);
     CHECK(axl_copy_batch(nullptr, 2) == AXL_ERROR_INVALID_ARGUMENT);
   }
-  SECTION("tracked destinations are stamped") {
+  SECTION("pairs of one device run in order") {
+    auto ra = read_back(q, a);
+    // b <- a, then c <- b: c sees a's bytes.
+    std::vector<axl_copy_desc> d = {{b.get(), 0, a.get(), 0, 512}, {c.get(), 0, b.get(), 0, 512}};
+    REQUIRE(axl_copy_batch(d.data(), d.size()) == AXL_SUCCESS);
+    q.synchronize();
+    CHECK((read_back(q, c) == ra));
+  }
+  SECTION("tracked destinations and sources are stamped") {
     axl::Buffer t = cpu.allocate(512, AXL_BUFFER_FLAG_TRACKED);
+    axl::Buffer ts = filled(cpu, q, 512, 24, AXL_BUFFER_FLAG_TRACKED);
     axl::Flag gate = cpu.create_flag();
     q.wait_flag(gate, 1);
-    axl_copy_desc d{t.get(), 0, a.get(), 0, 512};
-    REQUIRE(axl_copy_batch(&d, 1) == AXL_SUCCESS);
+    std::vector<axl_copy_desc> d = {{t.get(), 0, a.get(), 0, 512}, {b.get(), 0, ts.get(), 0, 512}};
+    REQUIRE(axl_copy_batch(d.data(), d.size()) == AXL_SUCCESS);
     Watchdog w(gate, 200ms);
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(axl_buffer_host_wait(ts.get(), AXL_ACCESS_READ) == AXL_SUCCESS);  // only read by the batch
+    CHECK(ms_since(t0) < 150);
+    REQUIRE(axl_buffer_host_wait(ts.get(), AXL_ACCESS_WRITE) == AXL_SUCCESS);  // waits for that read
+    CHECK(ms_since(t0) >= 150);
     REQUIRE(axl_buffer_host_wait(t.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
     const auto done = std::chrono::steady_clock::now();
     CHECK(done >= w.fired_at());  // it waited for the gate
@@ -1117,7 +1134,9 @@ TEST_CASE("external buffers wrap host memory on cpu", "[external][threads]") {
     b = axl::Buffer();
     CHECK(probe.calls.load() == 0);
     v = axl::Buffer();
-    CHECK(probe.calls.load() == 1);
+    // The release itself runs on the core's reaper thread once the queue
+    // that used the memory has caught up.
+    CHECK(eventually([&] { return probe.calls.load() == 1; }));
   }
   SECTION("the callback runs after pending work") {
     axl_buffer_t raw = nullptr;
@@ -1128,10 +1147,15 @@ TEST_CASE("external buffers wrap host memory on cpu", "[external][threads]") {
     std::vector<unsigned char> ones(256, 0x5a);
     REQUIRE(axl_queue_copy_from_host(q.get(), raw, 0, ones.data(), 256) == AXL_SUCCESS);
     Watchdog w(gate, 200ms);
+    // Releasing does not block behind the gate (it is the watchdog's job to
+    // open it: a blocking release would deadlock a single-threaded caller).
+    const auto t0 = std::chrono::steady_clock::now();
     REQUIRE(axl_buffer_release(raw) == AXL_SUCCESS);
+    CHECK(std::chrono::steady_clock::now() - t0 < 150ms);
+    CHECK(probe.calls.load() == 0);  // the copy has not run yet
     w.join();
     q.synchronize();
-    CHECK(probe.calls.load() == 1);
+    CHECK(eventually([&] { return probe.calls.load() == 1; }));
     CHECK(probe.first_value.load() == 0x5a);  // the copy had landed when it ran
   }
   SECTION("errors call nothing and keep nothing") {

@@ -294,4 +294,17 @@ inline void require_status(axl_status s, axl_status expected,
   for (auto& p : parts) CHECK_THAT(msg, Catch::Contains(p));
 }
 
+// Polls `done` until it holds or `timeout` passes: for effects the core
+// completes on a background thread (deferred frees run after the queues
+// that used a buffer finish). Returns the last result.
+template <typename F>
+bool eventually(F&& done, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= end) return done();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 }  // namespace axltest

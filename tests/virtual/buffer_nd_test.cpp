@@ -272,6 +272,23 @@ TEST_CASE("copy_layout between devices: virtual, cpu, peer, pinned", "[virtual][
     check_copy_layout(q0, p1, rcol_many, p0, col_many);
     check_copy_layout(q0, p1, dense_few, p0, col_few);
   }
+  SECTION("layouts are relative to a view") {
+    axl::Buffer view = v0.view(1000, 4000);
+    check_copy_layout(q0, view, index_ok(small, {every(-1), at(0)}), v1, col_few);
+    auto whole_before = read_back(v0);
+    auto src = read_back(v1);
+    check_copy_layout(q0, view, dense_few, v1, col_few);
+    auto whole = read_back(v0);
+    auto soffs = element_offsets(col_few);
+    for (size_t i = 0; i < soffs.size(); ++i) CHECK(memcmp(whole.data() + 1000 + 4 * i, src.data() + soffs[i], 4) == 0);
+    CHECK(std::equal(whole.begin(), whole.begin() + 1000, whole_before.begin()));
+    CHECK(std::equal(whole.begin() + 1040, whole.end(), whole_before.begin() + 1040));
+    // Inside the allocation but past the view's end.
+    axl_layout past = make_layout(4, {10});
+    past.offset = 3990;
+    vt::expect_error([&] { axl::check(axl_queue_copy_layout(q0.get(), view.get(), &past, v1.get(), &dense_few)); },
+                     AXL_ERROR_OUT_OF_RANGE);
+  }
   SECTION("errors on device memory") {
     axl_layout past = make_layout(4, {10, 3});
     past.offset = 32 * 1024 - 100;
@@ -433,6 +450,39 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
     q.synchronize();
     q3.synchronize();
     q2.synchronize();
+  }
+  SECTION("a launch counts as a write: one behind a gate is waited for") {
+    axl::Buffer t = g.allocate(n, AXL_BUFFER_FLAG_TRACKED);
+    axl::Kernel k = g.test_kernel(AXL_TEST_KERNEL_FILL_U32);
+    const uint32_t words = n / 4, value = 3;
+    axl::Flag gate = g.create_flag();
+    q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(t), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+    q.wait_flag(gate, 1);
+    q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(t), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+    Watchdog w(gate, 300ms);
+    // The second launch (after the gate) is the last writer now: a host
+    // read must wait for it, i.e. for the gate.
+    REQUIRE(axl_buffer_host_wait(t.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
+    const auto done = std::chrono::steady_clock::now();
+    CHECK(done >= w.fired_at());
+    q.synchronize();
+  }
+  SECTION("a launch's stamp is fixed before a later gate") {
+    axl::Buffer t = g.allocate(n, AXL_BUFFER_FLAG_TRACKED);
+    axl::Kernel k = g.test_kernel(AXL_TEST_KERNEL_FILL_U32);
+    const uint32_t words = n / 4, value = 3;
+    axl::Flag gate = g.create_flag();
+    auto t0 = std::chrono::steady_clock::now();
+    q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(t), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+    q.wait_flag(gate, 1);
+    q.copy(scratch, 0, d, 0, n);
+    Watchdog w(gate, 5000ms);
+    REQUIRE(axl_buffer_host_wait(t.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
+    const double waited = ms_since(t0);
+    CHECK(waited >= 90.0);
+    CHECK(waited < 2500.0);
+    w.fire_now();
+    q.synchronize();
   }
   SECTION("a read does not wait for another, gated queue") {
     axl::Flag gate = g.create_flag();
@@ -714,7 +764,7 @@ TEST_CASE("external buffers over virtual device memory", "[virtual][external]") 
   axl::Buffer other = filled(g, 256, 83);
   check_copy_layout(q, ext, l, other, make_layout(8, {32}));
   ext = axl::Buffer();
-  CHECK(g_released.load() == 1);
+  CHECK(axltest::eventually([] { return g_released.load() == 1; }));
   // Pinned external memory needs its host pointer.
   vt::expect_error(
       [&] {

@@ -168,10 +168,17 @@ TEST_CASE("child: @async faults surface at synchronize", "[.child]") {
   q.launch(k, {1, 1, 1}, {16, 1, 1}, {axl::Arg::buffer(a), axl::Arg::scalar(n)});
   q.synchronize();
 
-  // The record still completes (waiters must not hang); its queue reports.
+  // The record still completes (waiters must not hang). Waiting on it
+  // reports the queue's unreported failure, as cuEventSynchronize reports
+  // earlier asynchronous errors; the queue still reports it too.
   axl::Event e = d.create_event();
   q.record(e);
-  e.synchronize();
+  {
+    axl::Error err = vt::expect_error([&] { e.synchronize(); }, AXL_ERROR_INTERNAL);
+    CHECK_THAT(std::string(err.what()),
+               Catch::Contains("an operation enqueued before the event failed: injected failure of event_record "
+                               "call 1 (AXL_VIRTUAL_FAIL: event_record:1=INTERNAL@async)"));
+  }
   CHECK(e.is_ready());
   at_sync(AXL_ERROR_INTERNAL, "event_record call 1", "event_record:1=INTERNAL@async");
 

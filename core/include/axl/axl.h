@@ -218,6 +218,10 @@ AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes,
 AXL_API axl_status axl_buffer_view(axl_buffer_t buffer, uint64_t offset,
                                    uint64_t size_bytes, axl_buffer_t* out_view);
 AXL_API axl_status axl_buffer_retain(axl_buffer_t buffer);
+/* Releasing the last reference never blocks: memory that queued work still
+ * uses is freed by the core's background thread once the queues that used
+ * it have reached the release point (the stream-ordered free of
+ * cuMemFreeAsync, for every backend). */
 AXL_API axl_status axl_buffer_release(axl_buffer_t buffer);
 AXL_API axl_status axl_buffer_size(axl_buffer_t buffer, uint64_t* out_bytes);
 /* The device the memory is on (a new reference). */

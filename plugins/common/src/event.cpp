@@ -19,7 +19,7 @@ axl_status Event::record(WorkQueue& queue) {
   const uint64_t gen = recorded_.load(std::memory_order_relaxed) + 1;
   const axl_status status =
       queue.enqueue(OpInfo{OpKind::kEventRecord, 0},
-                    [self = Ref<Event>(this), gen] { self->complete(gen); });
+                    [self = Ref<Event>(this), gen, q = &queue] { self->complete(gen, q->pending_error()); });
   // Published after the enqueue: a marker that already ran only makes
   // completed_ briefly ahead, which query() reads as complete anyway.
   if (status == AXL_SUCCESS) recorded_.store(gen, std::memory_order_release);
@@ -33,7 +33,7 @@ axl_status Event::enqueue_wait(WorkQueue& queue) {
                        [self = Ref<Event>(this), target] { self->wait_for(target); });
 }
 
-void Event::complete(uint64_t gen) noexcept {
+void Event::complete(uint64_t gen, SyncResult error) noexcept {
   const uint64_t now = steady_now_ns();
   std::lock_guard<std::mutex> lk(mu_);
   // Records on different queues may complete out of order; an older
@@ -41,6 +41,7 @@ void Event::complete(uint64_t gen) noexcept {
   // generation's timestamp.
   if (gen <= completed_.load(std::memory_order_relaxed)) return;
   timestamp_ns_ = now;
+  error_ = std::move(error);
   completed_.store(gen, std::memory_order_release);
   if (waiters_ > 0) cv_.notify_all();
 }
@@ -53,7 +54,11 @@ void Event::wait_for(uint64_t gen) noexcept {
   --waiters_;
 }
 
-void Event::synchronize() { wait_for(recorded_.load(std::memory_order_acquire)); }
+SyncResult Event::synchronize() {
+  wait_for(recorded_.load(std::memory_order_acquire));
+  std::lock_guard<std::mutex> lk(mu_);
+  return error_;
+}
 
 bool Event::query() const noexcept {
   const uint64_t recorded = recorded_.load(std::memory_order_acquire);

@@ -101,6 +101,11 @@ SyncResult WorkQueue::synchronize() {
   return result;
 }
 
+SyncResult WorkQueue::pending_error() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return {first_error_, first_error_message_};
+}
+
 bool WorkQueue::stop() noexcept {
   if (on_worker_thread()) return false;
   std::lock_guard<std::mutex> join_lock(join_mu_);

@@ -36,8 +36,11 @@ axl_status event_destroy(axl_pevent event) noexcept {
 }
 
 axl_status event_synchronize(axl_pevent event) noexcept {
-  from_event(event)->synchronize();
-  return AXL_SUCCESS;
+  return guarded("event_synchronize", [&]() -> axl_status {
+    common::SyncResult r = from_event(event)->synchronize();
+    if (r.status == AXL_SUCCESS) return AXL_SUCCESS;
+    return backend().host.report(r.status, "an operation enqueued before the event failed: " + r.message);
+  });
 }
 
 axl_status event_query(axl_pevent event) noexcept {

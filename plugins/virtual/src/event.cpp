@@ -34,8 +34,10 @@ axl_status event_destroy(axl_pevent event) noexcept {
 
 axl_status event_synchronize(axl_pevent event) noexcept {
   return guarded("event_synchronize", [&]() -> axl_status {
-    from_event(event)->synchronize();
+    common::SyncResult r = from_event(event)->synchronize();
     if (std::optional<FaultHit> hit = backend().faults.check(FaultOp::kEventSync)) return fail(*hit);
+    if (r.status != AXL_SUCCESS)
+      return fail(r.status, "an operation enqueued before the event failed: " + r.message);
     return AXL_SUCCESS;
   });
 }

@@ -415,11 +415,24 @@ def _mmap(
 
 
 def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
-    # The device that holds device memory runs the copy (MAX: a copy into
-    # staging memory runs on the source's queue).
-    if not src._host_visible:
-        return src.stream
-    return dst.stream
+    """The queue a copy runs on, made to wait for the source's queue.
+
+    Device memory is ordered by its queue, so a device destination's queue
+    runs the copy (later work on it sees the data); into host-visible memory
+    the source's queue does (MAX: a copy into staging memory runs on the
+    source's queue), and hazard tracking orders the host reads. Whichever it
+    is also waits, on the device, for the other buffer's queue, so work
+    already enqueued there on either buffer comes first.
+    """
+    if not dst._host_visible:
+        queue, other = dst.stream, src.stream
+    elif not src._host_visible:
+        queue, other = src.stream, dst.stream
+    else:
+        queue, other = dst.stream, src.stream
+    if other != queue:
+        queue.wait_for(other)
+    return queue
 
 
 def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
@@ -441,11 +454,24 @@ def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
     self._copy_from(src, _copy_queue(self, src))
 
 
-def _copy(self: Buffer, target: Union[Device, DeviceQueue, None] = None) -> Buffer:
-    """A contiguous deep copy on ``target`` (a Device, or a DeviceQueue to
-    bind the result to), on the buffer's own device when None. Enqueued."""
+def _copy(
+    self: Buffer, device: Union[Device, DeviceQueue, None] = None, *, stream: DeviceQueue | None = None
+) -> Buffer:
+    """A contiguous deep copy (MAX: ``copy(device=None)`` / ``copy(stream)``)
+    on ``device``, or bound to ``stream``; on the buffer's own queue when
+    neither is given. Enqueued. A host access point: waits for the source's
+    producer first and raises ``HostHazardError`` when it failed.
+
+    Raises:
+        TypeError: both device and stream given.
+    """
+    if device is not None and stream is not None:
+        raise TypeError("Buffer.copy: pass device or stream, not both")
+    target = stream if stream is not None else device
     if target is None:
         target = self.stream
+    if self._host_visible:
+        self._host_wait(_READ)
     out = Buffer(self.dtype, self.shape, stream=target) if isinstance(target, DeviceQueue) else Buffer(
         self.dtype, self.shape, target
     )

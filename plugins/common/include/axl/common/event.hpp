@@ -29,8 +29,11 @@ class Event : public RefCounted<Event> {
   // An event that was never recorded is complete, so the wait is a no-op.
   axl_status enqueue_wait(WorkQueue& queue);
 
-  // Blocks the calling thread until the current record has completed.
-  void synchronize();
+  // Blocks the calling thread until the current record has completed, and
+  // returns the failure its queue held when the marker ran (an operation
+  // before the record failed and no synchronize has reported it yet), as
+  // cuEventSynchronize returns errors of earlier asynchronous work.
+  SyncResult synchronize();
 
   // True when the current record has completed (or there never was one).
   bool query() const noexcept;
@@ -46,8 +49,9 @@ class Event : public RefCounted<Event> {
   friend class RefCounted<Event>;
   ~Event() = default;
 
-  // Runs on a queue worker when generation `gen`'s marker is reached.
-  void complete(uint64_t gen) noexcept;
+  // Runs on a queue worker when generation `gen`'s marker is reached;
+  // `error` is the queue's unreported failure at that point.
+  void complete(uint64_t gen, SyncResult error) noexcept;
   // Blocks until generation `gen` (or a later one) has completed.
   void wait_for(uint64_t gen) noexcept;
   uint64_t timestamp_ns() const noexcept;
@@ -62,6 +66,7 @@ class Event : public RefCounted<Event> {
   mutable std::mutex mu_;  // guards timestamp_ns_, waiters_, the condvar
   std::condition_variable cv_;
   uint64_t timestamp_ns_ = 0;  // steady_clock, of generation completed_
+  SyncResult error_;            // of generation completed_
   uint32_t waiters_ = 0;
 };
 

@@ -95,6 +95,11 @@ class WorkQueue {
   // so it answers AXL_ERROR_INVALID_STATE instead.
   SyncResult synchronize();
 
+  // The failure synchronize() would report now, without clearing it (what
+  // an event marker captures: CUDA's events report earlier asynchronous
+  // errors the same way).
+  SyncResult pending_error() const;
+
   // Drains the queue and joins the worker; later enqueues are refused.
   // Idempotent. Must not be called from the worker thread (returns false
   // without stopping in that case).

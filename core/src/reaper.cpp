@@ -1,0 +1,109 @@
+// Deferred frees: releasing a buffer whose memory queued work still uses
+// never blocks. The allocation is handed to one background thread with an
+// event per queue that used it; the thread waits for the events and then
+// frees (cuMemFreeAsync's contract, for every backend). Blocking instead
+// would deadlock a program whose other thread opens the gate the queue is
+// waiting on, and freeing from a queue callback is not allowed on CUDA.
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <thread>
+
+#include "internal.hpp"
+
+namespace axl::core {
+namespace {
+
+struct Pending {
+  std::vector<std::pair<Backend*, axl_pevent>> events;
+  std::function<void()> free;
+};
+
+class Reaper {
+ public:
+  // False in a forked child (the thread is gone) or when no thread starts:
+  // the caller then frees synchronously.
+  bool push(Pending&& p) {
+    if (owner_.load() != 0 && owner_.load() != getpid()) return false;
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!started_) {
+      try {
+        std::thread([this] { run(); }).detach();
+      } catch (...) {
+        return false;
+      }
+      started_ = true;
+      owner_.store(getpid());
+    }
+    items_.push_back(std::move(p));
+    cv_.notify_one();
+    return true;
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      Pending p;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait(lk, [&] { return !items_.empty(); });
+        p = std::move(items_.front());
+        items_.pop_front();
+      }
+      finish(p);
+    }
+  }
+
+ public:
+  static void finish(Pending& p) {
+    for (auto& [b, ev] : p.events) {
+      if (b->poisoned.load()) continue;
+      AXL_CALL(b, event_synchronize, ev);  // a failure there is the queue's to report
+      AXL_CALL(b, event_destroy, ev);
+    }
+    if (!process_exiting()) p.free();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> items_;
+  bool started_ = false;
+  std::atomic<pid_t> owner_{0};
+};
+
+Reaper& reaper() {
+  static Reaper* r = new Reaper();  // never destroyed: its thread may outlive main
+  return *r;
+}
+
+}  // namespace
+
+void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free) {
+  Pending p;
+  for (Queue* q : used_by) {
+    Backend* qb = q->device->backend;
+    // In a forked child a poisoned backend's threads are gone and none of
+    // the parent's work runs here: nothing to wait for.
+    if (!qb->poisoned.load()) {
+      axl_pevent ev = nullptr;
+      axl_status s = AXL_CALL(qb, event_create, q->device->pdev, 0, &ev);
+      if (!s) s = q->submit([&] { return AXL_CALL(qb, queue_record_event, q->pq, ev); });
+      if (!s) {
+        p.events.emplace_back(qb, ev);
+      } else {
+        if (ev) AXL_CALL(qb, event_destroy, ev);
+        // No marker: wait for the queue itself (this may block).
+        AXL_CALL(qb, queue_synchronize, q->pq);
+      }
+    }
+    release(q);
+  }
+  used_by.clear();
+  p.free = std::move(free);
+  if (p.events.empty() || !reaper().push(std::move(p))) Reaper::finish(p);
+}
+
+}  // namespace axl::core
