@@ -66,6 +66,13 @@ std::string name_of(const DriverApi& api, CUresult r) {
   return kErrorMap.name_of(r);
 }
 
+// What a user should know about an initialisation error.
+std::string hint_for(CUresult r) {
+  if (r == CUDA_ERROR_STUB_LIBRARY) return ": this is the CUDA toolkit's stub library, not a driver";
+  if (r == CUDA_ERROR_NO_DEVICE) return ": no CUDA device is visible (check the driver and CUDA_VISIBLE_DEVICES)";
+  return "";
+}
+
 DriverProbe unavailable(std::string message, int64_t code = 0, std::string name = {}) {
   DriverProbe p;
   p.status = AXL_ERROR_BACKEND_UNAVAILABLE;
@@ -117,7 +124,7 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
   if (init == nullptr) {
     if (lookup_error != CUDA_SUCCESS)
       return unavailable("cuGetProcAddress_v2(\"cuInit\") failed: " + kErrorMap.name_of(lookup_error) +
-                             " (" + std::to_string(lookup_error) + ")" + where,
+                             " (" + std::to_string(lookup_error) + ")" + hint_for(lookup_error) + where,
                          lookup_error, kErrorMap.name_of(lookup_error));
     return unavailable("the CUDA driver lacks cuInit: " + detail + where);
   }
@@ -126,12 +133,7 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
     // Resolve what we can to name the error the driver's way.
     api.cuGetErrorName = reinterpret_cast<PFN_cuGetErrorName_v6000>(lookup("cuGetErrorName", 6000, &detail));
     const std::string name = name_of(api, ir);
-    std::string hint;
-    if (ir == CUDA_ERROR_STUB_LIBRARY)
-      hint = ": this is the toolkit's stub library, not a driver";
-    else if (ir == CUDA_ERROR_NO_DEVICE)
-      hint = ": no CUDA device is visible (check the driver and CUDA_VISIBLE_DEVICES)";
-    return unavailable("cuInit failed: " + name + " (" + std::to_string(ir) + ")" + hint + where, ir,
+    return unavailable("cuInit failed: " + name + " (" + std::to_string(ir) + ")" + hint_for(ir) + where, ir,
                        name);
   }
 
