@@ -3,6 +3,9 @@
 // no library at all, and against fake drivers built by the tests that lack
 // one entry point or report a too-old version or no device. Every case also
 // checks that the cpu and virtual backends keep working in the same process.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <string>
 
 #include "../core/test_util.hpp"
@@ -134,4 +137,36 @@ TEST_CASE("axl-info --json reports the stub's reason") {
   REQUIRE(at != std::string::npos);
   CHECK(r.out.find("CUDA_ERROR_STUB_LIBRARY", at) != std::string::npos);
   CHECK(r.out.find("unavailable", at) != std::string::npos);
+}
+
+// In a setuid program the override is ignored (secure_getenv): the plugin
+// looks for libcuda.so.1 as if AXL_CUDA_DRIVER_PATH were unset. Needs root
+// and a mount without nosuid, as loader_test's setuid case; skipped elsewhere.
+TEST_CASE("setuid programs ignore AXL_CUDA_DRIVER_PATH") {
+  if (geteuid() != 0) {
+    WARN("skipped: not root, cannot make a setuid copy of the probe");
+    return;
+  }
+  axltest::TempDir dir;
+  chmod(dir.str().c_str(), 0755);
+  const std::string copy = dir.add(kProbe);
+  if (chown(copy.c_str(), 65534, 65534) != 0 || chmod(copy.c_str(), 04755) != 0) {
+    WARN("skipped: cannot chown/chmod the probe copy");
+    return;
+  }
+  axltest::RunResult r = run({copy}, {{"AXL_CUDA_DRIVER_PATH", AXL_CUDA_STUB_PATH}});
+  KV kv(r.out);
+  if (r.exit_code != 0 || kv["probe.done"] != "1") {
+    WARN("skipped: the setuid probe did not run (exit " << r.exit_code << "): " << r.err);
+    return;
+  }
+  const KV::Record cuda = kv.by_file("libaxl_plugin_cuda.so");
+  INFO(cuda.reason);
+  REQUIRE(cuda.index >= 0);
+  CHECK(cuda.reason.find("CUDA_ERROR_STUB_LIBRARY") == std::string::npos);
+  CHECK(cuda.reason.find("AXL_CUDA_DRIVER_PATH") == std::string::npos);
+  CHECK(cuda.reason.find("stubs/libcuda.so") == std::string::npos);
+  // What it did instead: the system's libcuda.so.1 (absent here, or a real
+  // driver on a GPU machine).
+  CHECK((cuda.reason.find("libcuda.so") != std::string::npos || cuda.state == "LOADED"));
 }
