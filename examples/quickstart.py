@@ -3,7 +3,8 @@
 
   1. discover devices and print them;
   2. pick the best device: the first usable accelerator, else the CPU;
-  3. load a kernel module, upload two numpy arrays, launch saxpy, download;
+  3. get saxpy (the CPU module, or CUDA C++ compiled by NVRTC on a cuda
+     device), upload two numpy arrays, launch it, download;
   4. check every element against the same arithmetic in numpy;
   5. print the device-side timings (events) and the launch trace.
 
@@ -31,6 +32,17 @@ import axl
 from axl import driver
 from axl.driver import CPU, Accelerator, AxlError, Buffer, DeviceEvent, LaunchTraceEntry
 from axl.dtype import DType
+
+
+# saxpy for CUDA devices, with the CPU kernel's arguments (alpha, x, y, n).
+# It is compiled with --fmad=false so alpha * x + y rounds twice, as numpy does
+# (the values below make both exact anyway).
+SAXPY_CUDA = r"""
+extern "C" __global__ void saxpy(float alpha, const float* x, float* y, unsigned n) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    y[i] = alpha * x[i] + y[i];
+}
+"""
 
 
 def print_devices() -> None:
@@ -102,19 +114,22 @@ def run(argv: list[str]) -> int:
     print_devices()
 
     device = pick_device()
-    # The only module this example ships is a CPU shared object; a PTX or
-    # code-object build of saxpy would slot in here keyed on device.api.
-    if device.api != "cpu":
+    # saxpy exists as a CPU shared object and as CUDA C++ compiled at run time
+    # (NVRTC); other accelerators fall back to the CPU.
+    if device.api not in ("cpu", "cuda"):
         print(f"\n{device} ({device.model_name}, api {device.api}) is the best device, but this example "
-              f"has no {device.api} module for saxpy, only a CPU shared object; falling back to the CPU.")
+              f"has no {device.api} build of saxpy; falling back to the CPU.")
         device = CPU()
     print(f"\nusing {device}: {device.model_name}")
 
-    module_path = kernel_module_path(argv)
     try:
-        saxpy = device.load_module(module_path, format="shared_object").kernel("saxpy")
+        if device.api == "cuda":
+            saxpy = driver.Program(SAXPY_CUDA, device=device, options=["--fmad=false"], name="saxpy.cu").compile().kernel("saxpy")
+        else:
+            module_path = kernel_module_path(argv)
+            saxpy = device.load_module(module_path, format="shared_object").kernel("saxpy")
     except AxlError as e:
-        print(f"cannot load the kernel module {module_path}: {e}", file=sys.stderr)
+        print(f"cannot get the saxpy kernel for {device}: {e}", file=sys.stderr)
         return 1
 
     # Values on a coarse binary grid (multiples of 1/128, below 2^7) so that

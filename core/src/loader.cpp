@@ -70,6 +70,7 @@ const std::vector<SlotInfo> kSlots = {
     AXL_SLOT_ENTRY(module_unload, false),
     AXL_SLOT_ENTRY(module_get_kernel, false),
     AXL_SLOT_ENTRY(device_get_test_kernel, false),
+    AXL_SLOT_ENTRY(module_compile, false),  // 1.1
 };
 #undef AXL_SLOT_ENTRY
 

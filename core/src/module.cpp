@@ -21,16 +21,21 @@ using namespace axl::core;
 
 namespace {
 
-axl_status load(Device* d, const axl_module_desc& desc, axl_module_t* out) {
-  if (axl_status s = device_usable(d)) return s;
-  axl_pmodule pm = nullptr;
-  if (axl_status s = AXL_CALL(d->backend, module_load, d->pdev, &desc, &pm)) return s;
+// Wraps a plugin module into a core handle that retains its device.
+axl_status adopt_module(Device* d, axl_pmodule pm, axl_module_t* out) {
   auto* m = new Module();
   m->device = d;
   m->pm = pm;
   retain(d);
   *out = reinterpret_cast<axl_module_t>(m);
   return AXL_SUCCESS;
+}
+
+axl_status load(Device* d, const axl_module_desc& desc, axl_module_t* out) {
+  if (axl_status s = device_usable(d)) return s;
+  axl_pmodule pm = nullptr;
+  if (axl_status s = AXL_CALL(d->backend, module_load, d->pdev, &desc, &pm)) return s;
+  return adopt_module(d, pm, out);
 }
 
 axl_status check_format(int32_t format) {
@@ -87,6 +92,36 @@ AXL_API axl_status axl_module_load_file(axl_device_t device, const char* path, i
     desc.path = path;
     desc.format = format;
     return load(d, desc, out);
+  });
+}
+
+AXL_API axl_status axl_module_compile(axl_device_t device, int32_t language, const char* source,
+                                      const char* name, const char* const* options,
+                                      uint32_t num_options, axl_module_t* out) {
+  return guard([&]() -> axl_status {
+    Device* d = as<Device>(device, Kind::device, "device");
+    if (!d) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_module_compile: out_module is NULL");
+    if (!source || !*source) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_module_compile: source is empty");
+    if (language != AXL_SOURCE_LANGUAGE_CUDA && language != AXL_SOURCE_LANGUAGE_HIP)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  "axl_module_compile: language %d is not AXL_SOURCE_LANGUAGE_CUDA (1) or _HIP (2)", language);
+    if (num_options != 0 && !options)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_module_compile: num_options is %u but options is NULL",
+                  num_options);
+    for (uint32_t i = 0; i < num_options; ++i)
+      if (!options[i]) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_module_compile: options[%u] is NULL", i);
+    if (axl_status s = device_usable(d)) return s;
+    axl_compile_desc desc{};
+    desc.struct_size = sizeof desc;
+    desc.source = source;
+    desc.name = name;
+    desc.options = options;
+    desc.num_options = num_options;
+    desc.language = language;
+    axl_pmodule pm = nullptr;
+    if (axl_status s = AXL_CALL(d->backend, module_compile, d->pdev, &desc, &pm)) return s;
+    return adopt_module(d, pm, out);
   });
 }
 

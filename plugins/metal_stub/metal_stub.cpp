@@ -421,6 +421,15 @@ axl_status device_get_test_kernel(axl_pdevice /*device*/, int32_t /*which*/,
   return not_ported("device_get_test_kernel");
 }
 
+axl_status module_compile(axl_pdevice /*device*/, const axl_compile_desc* /*desc*/,
+                          axl_pmodule* /*out_module*/) {
+  // TODO(port): AXL_SOURCE_LANGUAGE_* has no Metal Shading Language yet; a
+  // port that adds one compiles it with newLibraryWithSource:options:error:
+  // and puts the NSError's text in the INVALID_ARGUMENT message. Until then
+  // this slot becomes NULL (the core answers UNSUPPORTED).
+  return not_ported("module_compile");
+}
+
 // Every slot is present, in declaration order (C++20 designated initialisers
 // must follow it), so a copy starts with a complete table and replaces the
 // bodies one by one. A slot a port cannot support should become NULL here
@@ -469,6 +478,7 @@ constexpr axl_plugin_table kTable = {
     .module_unload = module_unload,
     .module_get_kernel = module_get_kernel,
     .device_get_test_kernel = device_get_test_kernel,
+    .module_compile = module_compile,
 };
 
 constexpr axl_plugin_info kInfo = {

@@ -7,8 +7,8 @@ import; names starting with "_" are internal to the package.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Sequence, Any, Union, overload
+from collections.abc import Callable, Sequence
+from typing import Any, Union, overload
 
 import numpy
 
@@ -121,6 +121,30 @@ class Module:
     """A loaded backend-native module (Device.load_module)."""
 
     def kernel(self, name: str) -> Kernel: ...
+    @property
+    def device(self) -> Device: ...
+
+class Program:
+    """Source compiled at run time for one device (NVRTC on cuda)."""
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        device: Device,
+        options: Sequence[str] = ...,
+        name: str | None = None,
+        language: str | None = None,
+    ) -> None: ...
+    def compile(self) -> Module: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def options(self) -> list[str]: ...
+    @property
+    def language(self) -> str: ...
     @property
     def device(self) -> Device: ...
 

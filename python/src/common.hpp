@@ -160,6 +160,7 @@ struct KernelObj {
 };
 
 void register_kernels(py::module_& m);
+void register_program(py::module_& m);  // program.cpp: run-time compilation
 // Adds DeviceQueue.launch (a METH_FASTCALL method, see kernels.cpp).
 void add_launch_method(py::handle queue_type);
 

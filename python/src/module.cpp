@@ -12,6 +12,7 @@ PYBIND11_MODULE(_core, m) {
   axlpy::register_buffer(m);  // before queues: launch checks for Buffer
   axlpy::register_queues(m);
   axlpy::register_kernels(m);
+  axlpy::register_program(m);  // after kernels: compile() returns a Module
   axlpy::register_trace(m);
   axlpy::register_discovery(m);
   axlpy::register_bench(m);

@@ -378,6 +378,31 @@ TEST_CASE("modules: bad bytes, missing file, bad format", "[bad_input]") {
   axl_module_release(m);
 }
 
+TEST_CASE("module compile: bad arguments, and a backend without a compiler", "[bad_input]") {
+  Cpu c;
+  axl_module_t m = nullptr;
+  const char* src = "extern \"C\" __global__ void k() {}";
+  const char* opts[] = {"-DA=1", nullptr};
+  require_status(axl_module_compile(c.dev, AXL_SOURCE_LANGUAGE_CUDA, "", nullptr, nullptr, 0, &m),
+                 AXL_ERROR_INVALID_ARGUMENT, {"source is empty"});
+  require_status(axl_module_compile(c.dev, AXL_SOURCE_LANGUAGE_CUDA, nullptr, nullptr, nullptr, 0, &m),
+                 AXL_ERROR_INVALID_ARGUMENT, {"source is empty"});
+  require_status(axl_module_compile(c.dev, 7, src, nullptr, nullptr, 0, &m), AXL_ERROR_INVALID_ARGUMENT,
+                 {"language 7"});
+  require_status(axl_module_compile(c.dev, AXL_SOURCE_LANGUAGE_CUDA, src, nullptr, nullptr, 2, &m),
+                 AXL_ERROR_INVALID_ARGUMENT, {"num_options is 2 but options is NULL"});
+  require_status(axl_module_compile(c.dev, AXL_SOURCE_LANGUAGE_CUDA, src, nullptr, opts, 2, &m),
+                 AXL_ERROR_INVALID_ARGUMENT, {"options[1] is NULL"});
+  require_status(axl_module_compile(c.dev, AXL_SOURCE_LANGUAGE_CUDA, src, nullptr, nullptr, 0, nullptr),
+                 AXL_ERROR_INVALID_ARGUMENT, {"out_module is NULL"});
+  require_status(axl_module_compile(nullptr, AXL_SOURCE_LANGUAGE_CUDA, src, nullptr, nullptr, 0, &m),
+                 AXL_ERROR_INVALID_HANDLE, {});
+  // The cpu backend has no run-time compiler: the core names the slot.
+  require_status(axl_module_compile(c.dev, AXL_SOURCE_LANGUAGE_CUDA, src, "k.cu", opts, 1, &m),
+                 AXL_ERROR_UNSUPPORTED, {"module_compile"});
+  CHECK(m == nullptr);
+}
+
 TEST_CASE("over-release and use after release of handles", "[bad_input]") {
   axl_device_t d = nullptr;
   REQUIRE(axl_device_get("cpu", 0, &d) == AXL_SUCCESS);

@@ -167,8 +167,9 @@ TEST_CASE("metal_stub: every other slot is UNSUPPORTED and names itself") {
       {"module_unload", [&] { return t->module_unload(m); }},
       {"module_get_kernel", [&] { return t->module_get_kernel(m, "k", &k); }},
       {"device_get_test_kernel", [&] { return t->device_get_test_kernel(d, 0, &k); }},
+      {"module_compile", [&] { return t->module_compile(d, nullptr, &m); }},
   };
-  // 42 slots: init, device_count and set_option are checked above.
+  // 43 slots: init, device_count and set_option are checked above.
   CHECK(calls.size() + 3 == (sizeof(axl_plugin_table) - sizeof(size_t)) / sizeof(void*));
   for (const auto& [slot, call] : calls) {
     INFO(slot);

@@ -345,6 +345,7 @@ static const axl_plugin_table tp_table = {
     .module_unload = NULL,
     .module_get_kernel = NULL,
     .device_get_test_kernel = NULL,
+    .module_compile = NULL,
 };
 
 static const axl_plugin_info tp_info = {

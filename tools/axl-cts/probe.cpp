@@ -45,7 +45,7 @@ struct SlotDef {
   bool required;
 };
 
-// Every slot of ABI 1.0 in table order; `required` as plugin.h marks them.
+// Every slot of ABI 1.1 in table order; `required` as plugin.h marks them.
 #define CTS_SLOT(s, r) SlotDef{#s, offsetof(axl_plugin_table, s), r}
 const SlotDef kSlots[] = {
     CTS_SLOT(backend_init, true),           CTS_SLOT(backend_shutdown, true),
@@ -69,9 +69,12 @@ const SlotDef kSlots[] = {
     CTS_SLOT(flag_get_device_address, false), CTS_SLOT(flag_get_host_address, false),
     CTS_SLOT(module_load, false),           CTS_SLOT(module_unload, false),
     CTS_SLOT(module_get_kernel, false),     CTS_SLOT(device_get_test_kernel, false),
+    CTS_SLOT(module_compile, false),  // 1.1
 };
 #undef CTS_SLOT
-static_assert(sizeof(kSlots) / sizeof(kSlots[0]) == 42, "ABI 1.0 has 42 slots");
+static_assert(sizeof(kSlots) / sizeof(kSlots[0]) == 43, "ABI 1.1 has 43 slots");
+// The table size of ABI 1.0 (42 slots), the smallest a 1.x plugin declares.
+constexpr size_t kTableSize10 = offsetof(axl_plugin_table, device_get_test_kernel) + sizeof(void*);
 
 // ----------------------------------------------------------- child side --
 FILE* g_out = nullptr;
@@ -287,10 +290,10 @@ void probe(const std::string& path) {
 
   step("read the function table");
   emit(cat("info\ttable_size\t", table->struct_size));
-  if (table->struct_size < sizeof(axl_plugin_table) || table->struct_size > kMaxStructSize) {
+  if (table->struct_size < kTableSize10 || table->struct_size > kMaxStructSize) {
     // Below the 1.0 size is a table no released header ever produced.
     fail("cts.negotiate.table_shape",
-         cat("table.struct_size ", table->struct_size, " is outside [", sizeof(axl_plugin_table),
+         cat("table.struct_size ", table->struct_size, " is outside [", kTableSize10,
              " (ABI 1.0), ", kMaxStructSize, "]"));
     if (table->struct_size > kMaxStructSize) return;
   }

@@ -1,4 +1,4 @@
-/* axl/axl.h: the application ABI of libaxl.so, version 1.0.
+/* axl/axl.h: the application ABI of libaxl.so, version 1.1.
  *
  * C, stable, versioned (docs/abi.md). Every function returns an axl_status
  * (axl/status.h); on an error the calling thread's last-error record
@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define AXL_ABI_MAJOR 1
-#define AXL_ABI_MINOR 0
+#define AXL_ABI_MINOR 1
 
 typedef struct axl_device_s* axl_device_t;
 typedef struct axl_queue_s* axl_queue_t;
@@ -513,6 +513,18 @@ AXL_API axl_status axl_module_load_data(axl_device_t device, const void* data,
                                         axl_module_t* out_module);
 AXL_API axl_status axl_module_load_file(axl_device_t device, const char* path,
                                         int32_t format, axl_module_t* out_module);
+/* Compiles `source` in `language` (AXL_SOURCE_LANGUAGE_* from plugin.h, e.g.
+ * CUDA C++ through NVRTC on cuda devices) for `device` and loads the result.
+ * `options` are passed to the compiler (num_options entries; NULL if 0);
+ * `name` names the program in diagnostics (NULL: "axl_program"). A program
+ * that does not compile answers AXL_ERROR_INVALID_ARGUMENT with the
+ * compiler's log in the message; a backend without a run-time compiler
+ * answers AXL_ERROR_UNSUPPORTED. Since 1.1. */
+AXL_API axl_status axl_module_compile(axl_device_t device, int32_t language,
+                                      const char* source, const char* name,
+                                      const char* const* options,
+                                      uint32_t num_options,
+                                      axl_module_t* out_module);
 AXL_API axl_status axl_module_retain(axl_module_t module);
 AXL_API axl_status axl_module_release(axl_module_t module);
 /* AXL_ERROR_NOT_FOUND naming the kernel if the module has none by that name. */

@@ -301,6 +301,18 @@ class Device : public detail::Handle<axl_device_t, axl_device_retain, axl_device
     check(axl_module_load_file(h_, path.c_str(), format, &m));
     return Module(m);
   }
+  // Compiles `source` with the backend's run-time compiler (NVRTC on cuda);
+  // axl_module_compile. The compiler's log is in the thrown error.
+  Module compile_module(const std::string& source, const std::vector<std::string>& options = {},
+                        const std::string& name = "axl_program.cu",
+                        int32_t language = AXL_SOURCE_LANGUAGE_CUDA) const {
+    std::vector<const char*> opts;
+    for (const std::string& o : options) opts.push_back(o.c_str());
+    axl_module_t m = nullptr;
+    check(axl_module_compile(h_, language, source.c_str(), name.c_str(), opts.empty() ? nullptr : opts.data(),
+                             static_cast<uint32_t>(opts.size()), &m));
+    return Module(m);
+  }
   Kernel test_kernel(int32_t which) const {
     axl_kernel_t k = nullptr;
     check(axl_device_get_test_kernel(h_, which, &k));

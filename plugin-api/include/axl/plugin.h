@@ -1,4 +1,4 @@
-/* axl/plugin.h: the backend plugin ABI, version 1.0.
+/* axl/plugin.h: the backend plugin ABI, version 1.1.
  *
  * A backend is a shared object named libaxl_plugin_<name>.so that exports one
  * symbol, axl_plugin_negotiate. Everything else reaches the core through the
@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define AXL_PLUGIN_ABI_MAJOR 1
-#define AXL_PLUGIN_ABI_MINOR 0
+#define AXL_PLUGIN_ABI_MINOR 1
 
 /* The entry point's name, for dlsym. */
 #define AXL_PLUGIN_ENTRY_SYMBOL "axl_plugin_negotiate"
@@ -218,6 +218,27 @@ typedef struct axl_module_desc {
   int32_t format;      /* AXL_MODULE_FORMAT_* */
   uint32_t reserved;   /* zero */
 } axl_module_desc;
+
+/* Source languages of axl_compile_desc (ABI 1.1). */
+enum {
+  /* CUDA C++ as NVRTC compiles it. Kernels meant to be looked up by name
+   * are declared extern "C" (NVRTC mangles other names). */
+  AXL_SOURCE_LANGUAGE_CUDA = 1,
+  /* HIP C++ as hipRTC compiles it; extern "C" as for CUDA. */
+  AXL_SOURCE_LANGUAGE_HIP = 2
+};
+
+/* A program to compile at run time into a module (ABI 1.1). */
+typedef struct axl_compile_desc {
+  size_t struct_size;          /* sizeof(axl_compile_desc) */
+  const char* source;          /* NUL-terminated program text */
+  const char* name;            /* file name used in diagnostics, e.g.
+                                  "kernels.cu"; NULL for a default */
+  const char* const* options;  /* compiler options, e.g. "-DN=4",
+                                  "--use_fast_math"; NULL if num_options 0 */
+  uint32_t num_options;        /* entries in options */
+  int32_t language;            /* AXL_SOURCE_LANGUAGE_* */
+} axl_compile_desc;
 
 /* Kernel argument kinds. */
 enum {
@@ -405,6 +426,16 @@ typedef struct axl_plugin_table {
   /* Test-only: one of AXL_TEST_KERNEL_*, living until backend_shutdown. */
   axl_status (*device_get_test_kernel)(axl_pdevice device, int32_t which,
                                        axl_pkernel* out_kernel);
+
+  /* -- appended in 1.1 ---------------------------------------------------- */
+  /* Compiles desc->source for `device` with the backend's run-time compiler
+   * (NVRTC on cuda) and loads the result as a module, as module_load would.
+   * AXL_ERROR_INVALID_ARGUMENT with the compiler's log in the message when
+   * the program does not compile; AXL_ERROR_UNSUPPORTED for a language the
+   * backend does not compile; AXL_ERROR_BACKEND_UNAVAILABLE naming what was
+   * tried when the compiler library cannot be loaded. */
+  axl_status (*module_compile)(axl_pdevice device, const axl_compile_desc* desc,
+                               axl_pmodule* out_module);
 } axl_plugin_table;
 
 /* ------------------------------------------------------------------------ */
@@ -456,9 +487,12 @@ AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_launch_config) == 40, "axl_launch_config lay
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_launch_config, shared_mem_bytes) == 32, "axl_launch_config.shared_mem_bytes");
 AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_negotiate_args) == 48, "axl_negotiate_args layout");
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_negotiate_args, table) == 40, "axl_negotiate_args.table");
-/* 1.0: struct_size + 42 slots. */
-AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_plugin_table) == 8 + 42 * 8, "axl_plugin_table layout (1.0)");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_compile_desc) == 40, "axl_compile_desc layout");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_compile_desc, num_options) == 32, "axl_compile_desc.num_options");
+/* 1.0: struct_size + 42 slots; 1.1 appends module_compile (43). */
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, device_get_test_kernel) == 8 + 41 * 8, "axl_plugin_table.device_get_test_kernel");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, module_compile) == 8 + 42 * 8, "axl_plugin_table.module_compile (1.1)");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_plugin_table) == 8 + 43 * 8, "axl_plugin_table layout (1.1)");
 #endif
 
 #ifdef __cplusplus

@@ -27,6 +27,7 @@ from .._core import (
     DeviceQueue,
     Kernel,
     Module,
+    Program,
     accelerator_count,
     enable_all_peer_access,
     get_virtual_cpu_target,
@@ -91,7 +92,7 @@ __version__ = _core.__version__
 atexit.register(_core._drain_host_funcs)
 
 # Classes defined in the extension present themselves as axl.driver's.
-for _cls in (Buffer, CompletionFlag, DeviceEvent, DeviceQueue, Kernel, Module):
+for _cls in (Buffer, CompletionFlag, DeviceEvent, DeviceQueue, Kernel, Module, Program):
     _cls.__module__ = __name__
 del _cls
 
@@ -139,6 +140,7 @@ __all__ = [
     # axl extensions: kernels and errors
     "Kernel",
     "Module",
+    "Program",
     "AxlError",
     "AxlTimeoutError",
     "BackendUnavailableError",

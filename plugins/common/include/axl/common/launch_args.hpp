@@ -5,8 +5,10 @@
 // each backend's own and stay with it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "axl/plugin.h"
 
@@ -29,5 +31,33 @@ struct ArgLimits {
 std::string check_launch_args(const char* kernel_name, const KernelParam* params,
                               int32_t param_count, const axl_kernel_arg* args,
                               uint32_t num_args, ArgLimits limits);
+
+// The `void** kernelParams` of a CUDA-style launch (cuLaunchKernel,
+// hipModuleLaunchKernel): one pointer per argument, to its value. An
+// axl_kernel_arg's value already points at the bytes the kernel takes (a
+// DEVADDR at its 8-byte address, which is what a CUdeviceptr or
+// hipDeviceptr_t parameter holds), so nothing is copied; the array lives on
+// the stack for up to kInline arguments. Valid while `args` is.
+class ArgPointers {
+ public:
+  static constexpr uint32_t kInline = 32;
+  ArgPointers(const axl_kernel_arg* args, uint32_t num_args) {
+    void** out = inline_.data();
+    if (num_args > kInline) {
+      heap_.resize(num_args);
+      out = heap_.data();
+    }
+    for (uint32_t i = 0; i < num_args; ++i) out[i] = const_cast<void*>(args[i].value);
+    data_ = num_args == 0 ? nullptr : out;
+  }
+  ArgPointers(const ArgPointers&) = delete;
+  ArgPointers& operator=(const ArgPointers&) = delete;
+  void** data() noexcept { return data_; }
+
+ private:
+  std::array<void*, kInline> inline_;
+  std::vector<void*> heap_;
+  void** data_ = nullptr;
+};
 
 }  // namespace axl::common

@@ -1,0 +1,172 @@
+// The cuda backend on machines without a usable GPU, in fresh processes
+// (discovery runs once per process): against the toolkit's stub libcuda, with
+// no library at all, and against fake drivers built by the tests that lack
+// one entry point or report a too-old version or no device. Every case also
+// checks that the cpu and virtual backends keep working in the same process.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "../core/test_util.hpp"
+
+using axltest::KV;
+using axltest::run;
+
+namespace {
+
+const std::string kProbe = AXL_PROBE_PATH;
+const std::string kFake = AXL_FAKE_CUDA_DRIVER_PATH;
+
+struct Outcome {
+  KV kv;
+  KV::Record cuda;
+  std::string err;
+};
+
+// Runs `axl_probe work` with the cuda plugin's driver at `driver` plus `env`.
+Outcome probe(const std::string& driver, std::vector<std::pair<std::string, std::string>> env = {}) {
+  env.push_back({"AXL_CUDA_DRIVER_PATH", driver});
+  env.push_back({"AXL_VIRTUAL_DEVICES", "1"});
+  axltest::RunResult r = run({kProbe, "work"}, env);
+  INFO("probe stdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  Outcome o{KV(r.out), {}, r.err};
+  o.cuda = o.kv.by_file("libaxl_plugin_cuda.so");
+  REQUIRE(o.cuda.index >= 0);
+  return o;
+}
+
+// The cpu device and the virtual device both did a host round trip.
+void others_work(const KV& kv) {
+  INFO(kv.all().size() << " probe keys");
+  CHECK(kv["dev.cpu.0.work"] == "ok");
+  CHECK(kv["dev.gpu.0.backend"] == "virtual");
+  CHECK(kv["dev.gpu.0.work"] == "ok");
+  CHECK(kv.num("devices.gpu") == 1);  // the virtual one; cuda contributes none
+}
+
+}  // namespace
+
+TEST_CASE("the stub libcuda makes the backend unavailable with CUDA_ERROR_STUB_LIBRARY and its path") {
+  Outcome o = probe(AXL_CUDA_STUB_PATH);
+  INFO(o.cuda.reason);
+  CHECK(o.cuda.name == "cuda");
+  CHECK(o.cuda.state == "UNAVAILABLE");
+  CHECK(o.cuda.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
+  CHECK(o.cuda.reason.find("CUDA_ERROR_STUB_LIBRARY") != std::string::npos);
+  CHECK(o.cuda.reason.find("(34)") != std::string::npos);
+  // The real path of the file that was mapped (the toolkit's symlinks
+  // resolved), so it names the stub wherever it lives.
+  CHECK(o.cuda.reason.find("stubs/libcuda.so") != std::string::npos);
+  CHECK(o.cuda.devices == 0);
+  others_work(o.kv);
+}
+
+TEST_CASE("no driver library: unavailable, logged at info level only") {
+  const std::string missing = "/nonexistent/axl-test/libcuda.so.1";
+  Outcome info = probe(missing, {{"AXL_LOG_LEVEL", "info"}});
+  INFO(info.cuda.reason);
+  CHECK(info.cuda.state == "UNAVAILABLE");
+  CHECK(info.cuda.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
+  CHECK(info.cuda.reason.find("no CUDA driver") != std::string::npos);
+  CHECK(info.cuda.reason.find(missing) != std::string::npos);
+  CHECK(info.cuda.reason.find("AXL_CUDA_DRIVER_PATH") != std::string::npos);
+  others_work(info.kv);
+  // Absence is normal on most machines: an info line, never a warning.
+  INFO("stderr at info:\n" << info.err);
+  CHECK(info.err.find("plugin cuda is unavailable") != std::string::npos);
+  Outcome warn = probe(missing, {{"AXL_LOG_LEVEL", "warn"}});
+  INFO("stderr at warn:\n" << warn.err);
+  CHECK(warn.err.find("cuda") == std::string::npos);
+}
+
+TEST_CASE("a driver without a required entry point is refused naming it") {
+  Outcome o = probe(kFake, {{"FAKE_CUDA_OMIT", "cuMemcpyPeerAsync"}});
+  INFO(o.cuda.reason);
+  CHECK(o.cuda.state == "UNAVAILABLE");
+  CHECK(o.cuda.reason.find("lacks required entry point(s) cuMemcpyPeerAsync (version 4000") !=
+        std::string::npos);
+  CHECK(o.cuda.reason.find("libcuda_fake.so") != std::string::npos);
+  others_work(o.kv);
+
+  Outcome two = probe(kFake, {{"FAKE_CUDA_OMIT", "cuLaunchKernel,cuEventRecord"}});
+  INFO(two.cuda.reason);
+  CHECK(two.cuda.reason.find("cuEventRecord") != std::string::npos);
+  CHECK(two.cuda.reason.find("cuLaunchKernel") != std::string::npos);
+}
+
+TEST_CASE("a driver without an optional entry point still loads") {
+  Outcome o = probe(kFake, {{"FAKE_CUDA_OMIT", "cuStreamWaitValue64,cuStreamWriteValue64,cuMemAllocAsync"}});
+  INFO(o.cuda.reason);
+  CHECK(o.cuda.state == "LOADED");
+  CHECK(o.cuda.status == "AXL_SUCCESS");
+  CHECK(o.cuda.devices == 0);  // the fake has no device
+  others_work(o.kv);
+}
+
+TEST_CASE("a driver older than CUDA 12.0 is refused with both versions") {
+  Outcome o = probe(kFake, {{"FAKE_CUDA_VERSION", "11080"}});
+  INFO(o.cuda.reason);
+  CHECK(o.cuda.state == "UNAVAILABLE");
+  CHECK(o.cuda.reason.find("CUDA 11.8") != std::string::npos);
+  CHECK(o.cuda.reason.find("12.0 or newer") != std::string::npos);
+}
+
+TEST_CASE("cuInit failures name the CUDA error even when the driver cannot") {
+  Outcome o = probe(kFake, {{"FAKE_CUDA_INIT_RESULT", "100"}});
+  INFO(o.cuda.reason);
+  CHECK(o.cuda.state == "UNAVAILABLE");
+  CHECK(o.cuda.reason.find("cuInit failed: CUDA_ERROR_NO_DEVICE (100)") != std::string::npos);
+  CHECK(o.cuda.reason.find("libcuda_fake.so") != std::string::npos);
+}
+
+TEST_CASE("a library without cuGetProcAddress_v2 is refused as too old") {
+  // libc is a loadable library with no CUDA symbols at all.
+  Outcome o = probe("libc.so.6");
+  INFO(o.cuda.reason);
+  CHECK(o.cuda.state == "UNAVAILABLE");
+  CHECK(o.cuda.reason.find("lacks cuGetProcAddress_v2") != std::string::npos);
+}
+
+TEST_CASE("axl-info --json reports the stub's reason") {
+  axltest::RunResult r = run({AXL_INFO_PATH, "--json"}, {{"AXL_CUDA_DRIVER_PATH", AXL_CUDA_STUB_PATH}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const size_t at = r.out.find("\"cuda\"");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.out.find("CUDA_ERROR_STUB_LIBRARY", at) != std::string::npos);
+  CHECK(r.out.find("unavailable", at) != std::string::npos);
+}
+
+// In a setuid program the override is ignored (secure_getenv): the plugin
+// looks for libcuda.so.1 as if AXL_CUDA_DRIVER_PATH were unset. Needs root
+// and a mount without nosuid, as loader_test's setuid case; skipped elsewhere.
+TEST_CASE("setuid programs ignore AXL_CUDA_DRIVER_PATH") {
+  if (geteuid() != 0) {
+    WARN("skipped: not root, cannot make a setuid copy of the probe");
+    return;
+  }
+  axltest::TempDir dir;
+  chmod(dir.str().c_str(), 0755);
+  const std::string copy = dir.add(kProbe);
+  if (chown(copy.c_str(), 65534, 65534) != 0 || chmod(copy.c_str(), 04755) != 0) {
+    WARN("skipped: cannot chown/chmod the probe copy");
+    return;
+  }
+  axltest::RunResult r = run({copy}, {{"AXL_CUDA_DRIVER_PATH", AXL_CUDA_STUB_PATH}});
+  KV kv(r.out);
+  if (r.exit_code != 0 || kv["probe.done"] != "1") {
+    WARN("skipped: the setuid probe did not run (exit " << r.exit_code << "): " << r.err);
+    return;
+  }
+  const KV::Record cuda = kv.by_file("libaxl_plugin_cuda.so");
+  INFO(cuda.reason);
+  REQUIRE(cuda.index >= 0);
+  CHECK(cuda.reason.find("CUDA_ERROR_STUB_LIBRARY") == std::string::npos);
+  CHECK(cuda.reason.find("AXL_CUDA_DRIVER_PATH") == std::string::npos);
+  CHECK(cuda.reason.find("stubs/libcuda.so") == std::string::npos);
+  // What it did instead: the system's libcuda.so.1 (absent here, or a real
+  // driver on a GPU machine).
+  CHECK((cuda.reason.find("libcuda.so") != std::string::npos || cuda.state == "LOADED"));
+}

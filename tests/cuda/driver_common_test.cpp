@@ -1,0 +1,147 @@
+// The driver-loading pieces of plugins/common the cuda (and hip) backends
+// share: the symbol-table resolver, the error table, the library loader and
+// deferred releases. No driver needed.
+#include <cstdlib>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "axl/common/deferred_release.hpp"
+#include "axl/common/driver_errors.hpp"
+#include "axl/common/driver_library.hpp"
+#include "axl/common/driver_symbols.hpp"
+
+namespace common = axl::common;
+
+namespace {
+
+int fn_a() { return 1; }
+int fn_b() { return 2; }
+
+struct Table {
+  int (*a)() = nullptr;
+  int (*b)() = nullptr;
+  int (*c)() = nullptr;
+};
+
+const common::DriverSymbol kTable[] = {
+    {"a", 1000, true, offsetof(Table, a)},
+    {"b", 2000, false, offsetof(Table, b)},
+    {"c", 3000, true, offsetof(Table, c)},
+};
+
+}  // namespace
+
+TEST_CASE("resolve_driver_symbols fills found entries and names missing ones by kind") {
+  Table t;
+  t.c = fn_a;  // must be overwritten with NULL when missing
+  std::vector<std::string> asked;
+  auto r = common::resolve_driver_symbols(
+      kTable, 3, &t, [&](const char* name, int version, std::string* detail) -> void* {
+        asked.push_back(std::string(name) + "@" + std::to_string(version));
+        if (std::string(name) == "a") return reinterpret_cast<void*>(fn_a);
+        *detail = "not found";
+        return nullptr;
+      });
+  CHECK(asked == std::vector<std::string>{"a@1000", "b@2000", "c@3000"});
+  REQUIRE(t.a != nullptr);
+  CHECK(t.a() == 1);
+  CHECK(t.b == nullptr);
+  CHECK(t.c == nullptr);
+  CHECK_FALSE(r.ok());
+  CHECK(r.missing_required == std::vector<std::string>{"c (version 3000: not found)"});
+  CHECK(r.missing_optional == std::vector<std::string>{"b (version 2000: not found)"});
+
+  auto all = common::resolve_driver_symbols(kTable, 3, &t, [](const char* name, int, std::string*) -> void* {
+    return reinterpret_cast<void*>(std::string(name) == "b" ? fn_b : fn_a);
+  });
+  CHECK(all.ok());
+  CHECK(all.missing_optional.empty());
+  CHECK(t.b() == 2);
+}
+
+TEST_CASE("DriverErrors maps codes, prefers the driver's name and formats the report") {
+  const common::DriverErrorCode codes[] = {
+      {34, "CUDA_ERROR_STUB_LIBRARY", AXL_ERROR_BACKEND_UNAVAILABLE},
+      {2, "CUDA_ERROR_OUT_OF_MEMORY", AXL_ERROR_OUT_OF_DEVICE_MEMORY},
+  };
+  common::DriverErrors errors(codes, 2, AXL_ERROR_INTERNAL);
+  CHECK(errors.status_of(2) == AXL_ERROR_OUT_OF_DEVICE_MEMORY);
+  CHECK(errors.status_of(12345) == AXL_ERROR_INTERNAL);
+  CHECK(errors.name_of(34) == "CUDA_ERROR_STUB_LIBRARY");
+  CHECK(errors.name_of(7) == "unknown error 7");
+
+  struct Seen {
+    axl_status status = 0;
+    int64_t code = 0;
+    std::string name, message;
+  } seen;
+  axl_host_services h{};
+  h.struct_size = sizeof h;
+  h.ctx = &seen;
+  h.report_error = [](void* ctx, axl_status s, int64_t code, const char* name, const char* msg) {
+    auto* out = static_cast<Seen*>(ctx);
+    out->status = s;
+    out->code = code;
+    out->name = name ? name : "";
+    out->message = msg;
+  };
+  common::HostServices host;
+  host.attach(&h);
+  CHECK(errors.report(host, 2, "cuMemAlloc", nullptr, "out of memory", "4096 bytes on device 0") ==
+        AXL_ERROR_OUT_OF_DEVICE_MEMORY);
+  CHECK(seen.message == "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory: 4096 bytes on device 0");
+  CHECK(seen.code == 2);
+  CHECK(seen.name == "CUDA_ERROR_OUT_OF_MEMORY");
+  // The driver's own name wins; an explicit status overrides the table's.
+  CHECK(errors.report(host, 999, "cuX", "CUDA_ERROR_UNKNOWN", nullptr, "", AXL_ERROR_DEVICE_LOST) ==
+        AXL_ERROR_DEVICE_LOST);
+  CHECK(seen.message == "cuX failed: CUDA_ERROR_UNKNOWN (999)");
+}
+
+TEST_CASE("DriverLibrary tries the names in order and reports what it tried") {
+  unsetenv("AXL_TEST_DRIVER_OVERRIDE");
+  common::DriverLibrary missing;
+  std::string why;
+  CHECK_FALSE(missing.open("AXL_TEST_DRIVER_OVERRIDE", {"libaxl_none_1.so", "libaxl_none_2.so"}, &why));
+  CHECK_FALSE(missing.is_open());
+  CHECK(why.find("none of libaxl_none_1.so, libaxl_none_2.so could be loaded") != std::string::npos);
+
+  common::DriverLibrary libc;
+  REQUIRE(libc.open("AXL_TEST_DRIVER_OVERRIDE", {"libaxl_none_1.so", "libc.so.6"}, &why));
+  CHECK(libc.requested() == "libc.so.6");
+  // The real, absolute path of what was mapped.
+  CHECK(libc.path().front() == '/');
+  CHECK(libc.path().find("libc") != std::string::npos);
+  CHECK(libc.symbol("malloc") != nullptr);
+  CHECK(libc.symbol("axl_no_such_symbol") == nullptr);
+
+  // The override replaces the list entirely.
+  setenv("AXL_TEST_DRIVER_OVERRIDE", "/nonexistent/libfoo.so", 1);
+  common::DriverLibrary over;
+  CHECK_FALSE(over.open("AXL_TEST_DRIVER_OVERRIDE", {"libc.so.6"}, &why));
+  CHECK(why.find("AXL_TEST_DRIVER_OVERRIDE") != std::string::npos);
+  CHECK(why.find("/nonexistent/libfoo.so") != std::string::npos);
+  unsetenv("AXL_TEST_DRIVER_OVERRIDE");
+}
+
+TEST_CASE("DeferredReleases frees each object once its work is done") {
+  common::DeferredReleases d;
+  bool a_done = false, b_done = false;
+  int a_freed = 0, b_freed = 0;
+  d.add([&] { return a_done; }, [&] { ++a_freed; });
+  d.add([&] { return b_done; }, [&] { ++b_freed; });
+  d.sweep();
+  CHECK(d.pending() == 2);
+  CHECK(a_freed + b_freed == 0);
+  b_done = true;
+  d.sweep();
+  CHECK(b_freed == 1);
+  CHECK(a_freed == 0);
+  CHECK(d.pending() == 1);
+  d.sweep();
+  CHECK(b_freed == 1);  // never twice
+  CHECK(d.release_all() == 1);  // a was still pending
+  CHECK(a_freed == 1);
+  CHECK(d.pending() == 0);
+}
