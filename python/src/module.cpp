@@ -15,4 +15,5 @@ PYBIND11_MODULE(_core, m) {
   axlpy::register_trace(m);
   axlpy::register_discovery(m);
   axlpy::register_bench(m);
+  axlpy::register_profiler(m);
 }
