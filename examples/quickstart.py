@@ -30,6 +30,7 @@ import numpy as np
 import axl
 from axl import driver
 from axl.driver import CPU, Accelerator, AxlError, Buffer, DeviceEvent, LaunchTraceEntry
+from axl.profiler import Tracer
 
 
 def print_devices() -> None:
@@ -132,13 +133,18 @@ def run(argv: list[str]) -> int:
 
     # Host devices are left out of a trace by default (as in MAX); this
     # example runs on one, so ask for them.
-    with driver.launch_trace(include_host=True) as trace:
+    # The Tracer spans cost nothing unless profiling is on
+    # (AXL_ENABLE_PROFILING=on AXL_PROFILE_OUTPUT=trace.json: see docs/profiler.md).
+    with driver.launch_trace(include_host=True) as trace, Tracer("saxpy round trip") as spans:
         queue.record_event(start)
+        spans.push("copy in")
         xb = Buffer.from_numpy(x, device=device)
         yb = Buffer.from_numpy(y, device=device)
         queue.record_event(copied_in)
+        spans.next("launch")
         queue.launch(saxpy, grid, block, alpha, xb, yb, np.uint32(n))
         queue.record_event(launched)
+        spans.next("copy out")
         result = yb.to_numpy()
         queue.record_event(copied_out)
         copied_out.synchronize()

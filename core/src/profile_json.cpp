@@ -5,8 +5,9 @@
 // and the file is valid JSON whenever it exists. Layout (Trace Event Format):
 // spans are complete events ("X") on their OS thread, marks thread-scoped
 // instants; launch-trace entries are instants on one track per queue and
-// device intervals complete events on a second track per queue; "M" events
-// name the process, the threads and the queue tracks.
+// device intervals async begin/end pairs ("b"/"e", they may overlap: their
+// start is the host time of the first event's record) on a second track per
+// queue; "M" events name the process, the threads and the queue tracks.
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,14 +127,38 @@ void put_meta(std::string& out, const char* what, uint64_t pid, uint64_t tid, co
   out += "}},\n";
 }
 
-void put_event(std::string& out, const ProfileRecord& r, uint64_t pid) {
+void put_event(std::string& out, const ProfileRecord& r, uint64_t pid, size_t index);
+
+// A device interval as an async pair with its own id.
+void put_device(std::string& out, const ProfileRecord& r, uint64_t pid, size_t index) {
+  for (int end = 0; end < 2; ++end) {
+    out += end ? ",\n{\"ph\":\"e\"" : "{\"ph\":\"b\"";
+    out += ",\"cat\":\"device\",\"name\":";
+    put_string(out, r.name);
+    out += ",\"id\":";
+    put_num(out, index);
+    out += ",\"pid\":";
+    put_num(out, pid);
+    out += ",\"tid\":";
+    put_num(out, kDeviceTrackBase + r.queue_id);
+    out += ",\"ts\":";
+    put_us(out, end ? r.end_ns : r.start_ns);
+    out += ",\"args\":{\"elapsed_ns\":";
+    put_num(out, r.end_ns - r.start_ns);
+    out += ",\"measured_by_tid\":";
+    put_num(out, r.thread_id);
+    out += "}}";
+  }
+}
+
+void put_event(std::string& out, const ProfileRecord& r, uint64_t pid, size_t index) {
+  if (r.kind == AXL_PROFILE_EVENT_DEVICE) return put_device(out, r, pid, index);
   uint64_t tid = r.thread_id;
   const char* ph = "X";
   const char* cat = "span";
   switch (r.kind) {
     case AXL_PROFILE_EVENT_MARK: ph = "i"; cat = "mark"; break;
     case AXL_PROFILE_EVENT_LAUNCH: ph = "i"; cat = "launch"; tid = kLaunchTrackBase + r.queue_id; break;
-    case AXL_PROFILE_EVENT_DEVICE: cat = "device"; tid = kDeviceTrackBase + r.queue_id; break;
     default: break;
   }
   out += "{\"ph\":\"";
@@ -161,9 +186,6 @@ void put_event(std::string& out, const ProfileRecord& r, uint64_t pid) {
     out += "\",\"bytes\":";
     put_num(out, r.bytes);
     out += ",\"enqueued_by_tid\":";
-    put_num(out, r.thread_id);
-  } else if (r.kind == AXL_PROFILE_EVENT_DEVICE) {
-    out += "\"measured_by_tid\":";
     put_num(out, r.thread_id);
   } else {
     char color[16];
@@ -212,7 +234,7 @@ std::string render() {
   for (size_t i : order) {
     if (!first) out += ",\n";
     first = false;
-    put_event(out, s.events[i], pid);
+    put_event(out, s.events[i], pid, i);
   }
   out += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"axl ";
   out += axl_version_string();

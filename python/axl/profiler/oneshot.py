@@ -264,6 +264,13 @@ def _start_timeline(profile_output: Optional[str]) -> str:
     return path
 
 
+def _original_args() -> list[str]:
+    """The interpreter's arguments as given (``-c code``, ``-m mod``, ``-X``
+    options included), so any way of starting the program re-runs the same."""
+    orig = getattr(sys, "orig_argv", None)
+    return list(orig[1:]) if orig else list(sys.argv)
+
+
 def maybe_reexec_under_nsys(profile_output: Optional[str] = None, *, top_n: int = 15,
                             backend: Optional[ProfileBackend] = None, out: Optional[TextIO] = None) -> None:
     """Re-runs this program under ``nsys profile`` when a GPU capture is
@@ -294,7 +301,7 @@ def maybe_reexec_under_nsys(profile_output: Optional[str] = None, *, top_n: int 
     env.setdefault("AXL_ENABLE_PROFILING", "detailed")
     cmd = ["nsys", "profile", "--trace=cuda,nvtx", "--capture-range=cudaProfilerApi",
            "--capture-range-end=stop", "--output", output, "--force-overwrite=true",
-           sys.executable, *sys.argv]
+           sys.executable, *_original_args()]
     rc = subprocess.run(cmd, env=env).returncode
     if os.path.exists(dump):
         try:
