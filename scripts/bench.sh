@@ -22,6 +22,16 @@ done
 echo "== benchmarks/trace_hook_compare.sh build-bench build-bench-notrace"
 bash benchmarks/trace_hook_compare.sh build-bench build-bench-notrace | tee -a "$log"
 
+# The Python profiler benchmark needs an interpreter that imports axl (e.g.
+# AXL_BENCH_PYTHON=build-venv/bin/python after `pip install .`).
+py="${AXL_BENCH_PYTHON:-python3}"
+if "$py" -c "import axl.profiler" 2>/dev/null; then
+  echo "== benchmarks/profiler_overhead.py ($py)"
+  "$py" benchmarks/profiler_overhead.py | tee -a "$log"
+else
+  echo "== benchmarks/profiler_overhead.py skipped: $py cannot import axl (set AXL_BENCH_PYTHON)"
+fi
+
 echo
 echo "== summary"
 grep '^RATIO ' "$log"

@@ -81,10 +81,16 @@ struct OpenSpan {
   uint64_t start_ns;
 };
 
+bool sinks_recording() {
+  ProfileState& s = pstate();
+  return s.json_on.load(std::memory_order_relaxed) || s.collector_on.load(std::memory_order_relaxed);
+}
+
 void close_top(std::vector<OpenSpan>& stack) {
   OpenSpan o = std::move(stack.back());
   stack.pop_back();
   tools_pop();
+  if (o.start_ns == 0) return;  // opened while nothing recorded: not timed
   ProfileRecord r;
   r.kind = AXL_PROFILE_EVENT_SPAN;
   r.color = o.color;
@@ -296,7 +302,9 @@ AXL_API int32_t axl_profile_push(const char* message, uint32_t argb) {
   try {
     const char* m = message ? message : "";
     argb = opaque(argb);
-    thread_spans().stack.push_back(OpenSpan{m, argb, profile_now_ns()});
+    // The clock is read only when a recording sink listens: with NVTX or
+    // roctx alone the tool keeps its own time.
+    thread_spans().stack.push_back(OpenSpan{m, argb, sinks_recording() ? profile_now_ns() : 0});
     tools_push(m, argb);
     return 1;
   } catch (...) {

@@ -22,30 +22,111 @@ bool profiling_on() { return __atomic_load_n(&axl_profile_level_word, __ATOMIC_R
 
 // --------------------------------------------------------------- Trace --
 // MAX's max._core.profiler.Trace: a span entered with `with` (or by hand).
-class Trace {
- public:
-  Trace(std::string message, const std::string& color)
-      : message_(std::move(message)), argb_(axl_profile_color(color.c_str())) {
-    c_string(message_, "Trace message");
+// A plain CPython type (not pybind11) so that `with Trace(...)` costs about
+// what the span itself costs: construction, __enter__ and __exit__ are
+// direct C calls (benchmarks/profiler_overhead.py).
+struct TraceObj {
+  PyObject_HEAD
+  PyObject* message;  // bytes, UTF-8
+  uint32_t argb;
+  bool open;
+};
+
+int trace_init(PyObject* self_obj, PyObject* args, PyObject* kwargs) {
+  auto* self = reinterpret_cast<TraceObj*>(self_obj);
+  static const char* kw[] = {"message", "color", nullptr};
+  const char* message = nullptr;
+  const char* color = "modular_purple";
+  // "s" refuses embedded NULs (ValueError), as a C string must.
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|s:Trace", const_cast<char**>(kw), &message, &color))
+    return -1;
+  PyObject* bytes = PyBytes_FromString(message);
+  if (!bytes) return -1;
+  Py_XSETREF(self->message, bytes);
+  self->argb = axl_profile_color(color);
+  self->open = false;
+  return 0;
+}
+
+void trace_dealloc(PyObject* self_obj) {
+  auto* self = reinterpret_cast<TraceObj*>(self_obj);
+  Py_CLEAR(self->message);
+  PyTypeObject* tp = Py_TYPE(self_obj);
+  tp->tp_free(self_obj);
+  Py_DECREF(tp);
+}
+
+const char* trace_message(TraceObj* self) { return self->message ? PyBytes_AS_STRING(self->message) : ""; }
+
+PyObject* trace_enter(PyObject* self_obj, PyObject*) {
+  auto* self = reinterpret_cast<TraceObj*>(self_obj);
+  if (!self->open) self->open = axl_profile_push(trace_message(self), self->argb) != 0;
+  Py_INCREF(self_obj);
+  return self_obj;
+}
+
+// __exit__(exc_type=None, exc_value=None, traceback=None): never suppresses.
+PyObject* trace_exit(PyObject* self_obj, PyObject* const*, Py_ssize_t nargs) {
+  if (nargs > 3) {
+    PyErr_Format(PyExc_TypeError, "__exit__ takes at most 3 arguments (%zd given)", nargs);
+    return nullptr;
   }
-  Trace& enter() {
-    if (!open_) open_ = axl_profile_push(message_.c_str(), argb_) != 0;
-    return *this;
-  }
-  void exit() {
-    if (!open_) return;
-    open_ = false;
+  auto* self = reinterpret_cast<TraceObj*>(self_obj);
+  if (self->open) {
+    self->open = false;
     axl_profile_pop();
   }
-  void mark() const { axl_profile_mark(message_.c_str(), argb_); }
-  bool is_open() const { return open_; }
-  const std::string& message() const { return message_; }
-  uint32_t color() const { return argb_; }
+  Py_RETURN_NONE;
+}
 
- private:
-  std::string message_;
-  uint32_t argb_;
-  bool open_ = false;
+PyObject* trace_mark(PyObject* self_obj, PyObject*) {
+  auto* self = reinterpret_cast<TraceObj*>(self_obj);
+  axl_profile_mark(trace_message(self), self->argb);
+  Py_RETURN_NONE;
+}
+
+PyObject* trace_get_message(PyObject* self_obj, void*) {
+  return PyUnicode_FromString(trace_message(reinterpret_cast<TraceObj*>(self_obj)));
+}
+PyObject* trace_get_color(PyObject* self_obj, void*) {
+  return PyLong_FromUnsignedLong(reinterpret_cast<TraceObj*>(self_obj)->argb);
+}
+PyObject* trace_get_open(PyObject* self_obj, void*) {
+  return PyBool_FromLong(reinterpret_cast<TraceObj*>(self_obj)->open);
+}
+
+PyMethodDef trace_methods[] = {
+    {"__enter__", trace_enter, METH_NOARGS, "Opens the span (when profiling is on); returns self."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(trace_exit)), METH_FASTCALL,
+     "Closes the span if it was opened; exceptions propagate."},
+    {"mark", trace_mark, METH_NOARGS, "An instant marker with this span's message and colour."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyGetSetDef trace_getset[] = {
+    {"message", trace_get_message, nullptr, "The span's message.", nullptr},
+    {"color", trace_get_color, nullptr, "The span's colour, ARGB.", nullptr},
+    {"is_open", trace_get_open, nullptr, "Whether __enter__ opened a span not yet closed.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyType_Slot trace_slots[] = {
+    {Py_tp_init, reinterpret_cast<void*>(trace_init)},
+    {Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(trace_dealloc)},
+    {Py_tp_methods, trace_methods},
+    {Py_tp_getset, trace_getset},
+    {Py_tp_doc, const_cast<char*>("Trace(message, color='modular_purple'): a profiling span (MAX's Trace); "
+                                  "enter it with `with`. Unknown colours fall back to modular_purple.")},
+    {0, nullptr},
+};
+
+PyType_Spec trace_spec = {
+    "axl._core.Trace",
+    sizeof(TraceObj),
+    0,
+    Py_TPFLAGS_DEFAULT,
+    trace_slots,
 };
 
 // ------------------------------------------------------ traced wrapper --
@@ -57,13 +138,21 @@ struct TracedCall {
   PyObject* weakrefs;
   PyObject* message;  // bytes: the span name, UTF-8
   uint32_t argb;
+  vectorcallfunc func_vectorcall;  // the callee's own, when it has one
 };
+
+// The wrapped call, through the callee's vectorcall slot when it has one
+// (one indirection fewer than PyObject_Vectorcall).
+inline PyObject* call_wrapped(TracedCall* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  if (self->func_vectorcall) return self->func_vectorcall(self->func, args, nargsf, kwnames);
+  return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+}
 
 PyObject* traced_vectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* self = reinterpret_cast<TracedCall*>(self_obj);
-  if (!profiling_on()) return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+  if (!profiling_on()) return call_wrapped(self, args, nargsf, kwnames);
   bool open = axl_profile_push(PyBytes_AS_STRING(self->message), self->argb) != 0;
-  PyObject* result = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+  PyObject* result = call_wrapped(self, args, nargsf, kwnames);
   if (open) {
     // The span ends whether the call returned or raised; the exception in
     // flight is kept across the pop.
@@ -162,6 +251,7 @@ py::object make_traced_call(py::object func, const std::string& message, const s
   }
   self->vectorcall = traced_vectorcall;
   self->func = func.release().ptr();
+  self->func_vectorcall = PyVectorcall_Function(self->func);
   self->dict = nullptr;
   self->weakrefs = nullptr;
   self->message = msg;
@@ -253,22 +343,9 @@ void register_profiler(py::module_& m) {
     return out;
   });
 
-  py::class_<Trace>(m, "Trace", "A profiling span (MAX's Trace): enter it with `with`.")
-      .def(py::init<std::string, const std::string&>(), py::arg("message"),
-           py::arg("color") = "modular_purple")
-      .def("__enter__", &Trace::enter, py::return_value_policy::reference_internal)
-      .def(
-          "__exit__",
-          [](Trace& t, py::object, py::object, py::object) {
-            t.exit();
-            return false;
-          },
-          py::arg("exc_type") = py::none(), py::arg("exc_value") = py::none(),
-          py::arg("traceback") = py::none())
-      .def("mark", &Trace::mark, "An instant marker with this span's message and colour.")
-      .def_property_readonly("message", &Trace::message)
-      .def_property_readonly("color", &Trace::color)
-      .def_property_readonly("is_open", &Trace::is_open);
+  auto* trace_type = PyType_FromSpec(&trace_spec);
+  if (!trace_type) throw py::error_already_set();
+  m.add_object("Trace", trace_type);
 
   g_traced_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&traced_spec));
   if (!g_traced_type) throw py::error_already_set();

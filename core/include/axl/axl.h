@@ -564,7 +564,9 @@ typedef struct axl_profile_event {
 typedef struct axl_profile_events_s* axl_profile_events_t;
 
 /* Starts the in-process collector, discarding what it held. While it runs,
- * every closed span, mark and (at a level other than OFF) launch is kept. */
+ * every span closed, mark and (at a level other than OFF) launch is kept.
+ * Spans are timed only while a recording sink (collector or JSON) is on: a
+ * span opened before any was started is not recorded when it closes. */
 AXL_API axl_status axl_profile_collector_start(void);
 /* Stops the collector and hands over its events in the order they were
  * completed (a span when it closed). Release with axl_profile_events_release. */
