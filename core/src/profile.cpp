@@ -35,6 +35,7 @@ struct ProfileState {
   std::atomic<bool> json_on{false};
   std::atomic<bool> collector_on{false};
   std::atomic<bool> launches{false};
+  pid_t output_owner = 0;  // the process that set the output
   std::terminate_handler previous_terminate = nullptr;
   bool terminate_installed = false;
 };
@@ -140,11 +141,15 @@ void refresh_launches(bool tell_backends) {
   if (s.launches.exchange(want) != want && tell_backends) trace_refresh_backends();
 }
 
+// A fork()ed child that exits normally would otherwise replace the
+// parent's file with its copy of the parent's events: only the process that
+// set the output writes it at exit (an explicit flush always writes).
 void write_at_exit() {
   ProfileState& s = pstate();
   std::string path;
   {
     std::lock_guard<std::mutex> lk(s.mu);
+    if (s.output_owner != getpid()) return;
     path = s.output;
   }
   if (path.empty()) return;
@@ -176,6 +181,7 @@ void write_at_exit() {
 // Under s.mu.
 void set_output_locked(ProfileState& s, const char* path) {
   s.output = path ? path : "";
+  s.output_owner = getpid();
   s.json_on.store(!s.output.empty());
   if (!s.output.empty() && !s.terminate_installed) {
     s.terminate_installed = true;

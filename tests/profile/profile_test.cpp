@@ -367,3 +367,22 @@ TEST_CASE("spans reach roctx when libroctx64.so can be loaded") {
   r = run({AXL_PROFILE_PROBE_PATH}, {{"AXL_ENABLE_PROFILING", "on"}});
   CHECK((KV(r.out).num("sinks") & AXL_PROFILE_SINK_ROCTX) == 0);
 }
+
+TEST_CASE("a fork()ed child that exits does not write the parent's JSON file") {
+  TempDir dir;
+  std::string path = (dir.path() / "parent.json").string();
+  REQUIRE(axl_profile_set_output(path.c_str()) == AXL_SUCCESS);
+  REQUIRE(axl_profile_set_level(AXL_PROFILE_ON) == AXL_SUCCESS);
+  { axl::ScopedRange r("before_fork"); }
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) exit(0);  // runs the atexit writer, which must stand aside
+  int st = 0;
+  REQUIRE(waitpid(pid, &st, 0) == pid);
+  CHECK(WIFEXITED(st));
+  CHECK_FALSE(fs::exists(path));
+  REQUIRE(axl_profile_flush() == AXL_SUCCESS);  // the parent writes it
+  CHECK(check_trace(path)["name.before_fork.count"] == "1");
+  REQUIRE(axl_profile_set_level(AXL_PROFILE_OFF) == AXL_SUCCESS);
+  REQUIRE(axl_profile_set_output(nullptr) == AXL_SUCCESS);
+}

@@ -513,7 +513,8 @@ AXL_API uint32_t axl_profile_depth(void);
 /* JSON sink. path: the Chrome-trace file to write ("" or NULL: none). The
  * initial value comes from AXL_PROFILE_OUTPUT. The file is (re)written
  * whole, through a temporary file and a rename, by axl_profile_flush, at
- * process exit (atexit) and from std::terminate, so it is always valid JSON.
+ * process exit (atexit; only in the process that set the path, not in a
+ * fork()ed child) and from std::terminate, so it is always valid JSON.
  * Events are kept in memory until then; changing the path keeps them. */
 AXL_API axl_status axl_profile_set_output(const char* path);
 /* Two-call protocol: *out_size = bytes needed including the NUL ("" if none). */
