@@ -66,9 +66,10 @@ PyObject* trace_enter(PyObject* self_obj, PyObject*) {
 }
 
 // __exit__(exc_type=None, exc_value=None, traceback=None): never suppresses.
-PyObject* trace_exit(PyObject* self_obj, PyObject* const*, Py_ssize_t nargs) {
-  if (nargs > 3) {
-    PyErr_Format(PyExc_TypeError, "__exit__ takes at most 3 arguments (%zd given)", nargs);
+PyObject* trace_exit(PyObject* self_obj, PyObject* const*, size_t nargsf, PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  if (n > 3) {
+    PyErr_Format(PyExc_TypeError, "__exit__ takes at most 3 arguments (%zd given)", n);
     return nullptr;
   }
   auto* self = reinterpret_cast<TraceObj*>(self_obj);
@@ -97,7 +98,8 @@ PyObject* trace_get_open(PyObject* self_obj, void*) {
 
 PyMethodDef trace_methods[] = {
     {"__enter__", trace_enter, METH_NOARGS, "Opens the span (when profiling is on); returns self."},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(trace_exit)), METH_FASTCALL,
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(trace_exit)),
+     METH_FASTCALL | METH_KEYWORDS,
      "Closes the span if it was opened; exceptions propagate."},
     {"mark", trace_mark, METH_NOARGS, "An instant marker with this span's message and colour."},
     {nullptr, nullptr, 0, nullptr},

@@ -130,8 +130,21 @@ def test_trace_exception_propagates_and_closes_the_span():
         t = Trace("manual")
         t.__enter__()
         t.__exit__()  # all three arguments optional
+        t.__exit__(None, exc_value=None)
+        with pytest.raises(TypeError, match="at most 3 arguments"):
+            t.__exit__(None, None, None, None)
     assert names(c.events) == ["raises", "manual"]
     assert _core._profiler_depth() == 0
+
+
+def test_trace_arguments():
+    t = Trace(message="kw", color="red")
+    assert (t.message, t.color, t.is_open) == ("kw", 0xFFFF0000, False)
+    assert Trace("x").color == PURPLE
+    with pytest.raises(ValueError, match="null character"):
+        Trace("a\0b")
+    with pytest.raises(TypeError):
+        Trace()
 
 
 def test_trace_off_records_nothing():
