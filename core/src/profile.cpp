@@ -153,6 +153,7 @@ void write_at_exit() {
     path = s.output;
   }
   if (path.empty()) return;
+  // stderr rather than spdlog: at exit the logger may already be destroyed.
   if (int err = json_write(path))
     fprintf(stderr, "axl: could not write the profile %s: %s\n", path.c_str(), strerror(err));
 }

@@ -12,6 +12,7 @@
 
 #include <mutex>
 
+#include "internal.hpp"
 #include "profile.hpp"
 
 #if AXL_HAVE_NVTX
@@ -56,6 +57,8 @@ const Roctx& roctx() {
       t.pop = reinterpret_cast<int (*)()>(dlsym(h, "roctxRangePop"));
       t.mark = reinterpret_cast<void (*)(const char*)>(dlsym(h, "roctxMarkA"));
       if (t.push && t.pop && t.mark) return t;
+      logf(AXL_LOG_WARN, "%s does not export roctxRangePushA, roctxRangePop and roctxMarkA; "
+           "not using it for profiler spans", lib);
       t = Roctx{};  // incomplete surface: treated as absent
     }
     return t;

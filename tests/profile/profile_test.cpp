@@ -366,6 +366,13 @@ TEST_CASE("spans reach roctx when libroctx64.so can be loaded") {
 
   r = run({AXL_PROFILE_PROBE_PATH}, {{"AXL_ENABLE_PROFILING", "on"}});
   CHECK((KV(r.out).num("sinks") & AXL_PROFILE_SINK_ROCTX) == 0);
+
+  // A library without the whole surface: a warning, and roctx stays off.
+  std::string partial = fs::path(AXL_FAKE_ROCTX_PARTIAL_PATH).parent_path().string();
+  r = run({AXL_PROFILE_PROBE_PATH}, {{"AXL_ENABLE_PROFILING", "on"}, {"LD_LIBRARY_PATH", partial}});
+  REQUIRE(r.exit_code == 0);
+  CHECK((KV(r.out).num("sinks") & AXL_PROFILE_SINK_ROCTX) == 0);
+  CHECK(contains(r.err, "libroctx64.so does not export roctxRangePushA, roctxRangePop and roctxMarkA"));
 }
 
 TEST_CASE("a fork()ed child that exits does not write the parent's JSON file") {
