@@ -43,6 +43,7 @@ extern "C" __global__ void saxpy(float alpha, const float* x, float* y, unsigned
     y[i] = alpha * x[i] + y[i];
 }
 """
+from axl.profiler import Tracer
 
 
 def print_devices() -> None:
@@ -148,8 +149,11 @@ def run(argv: list[str]) -> int:
 
     # Host devices are left out of a trace by default (as in MAX); this
     # example runs on one, so ask for them.
-    with driver.launch_trace(include_host=True) as trace:
+    # The Tracer spans cost nothing unless profiling is on
+    # (AXL_ENABLE_PROFILING=on AXL_PROFILE_OUTPUT=trace.json: see docs/profiler.md).
+    with driver.launch_trace(include_host=True) as trace, Tracer("saxpy round trip") as spans:
         queue.record_event(start)
+        spans.push("copy in")
         # Device buffers, filled from numpy arrays (from_numpy aliases host
         # memory; inplace_copy_from moves it to any device).
         xb = Buffer(DType.float32, x.shape, device)
@@ -157,8 +161,10 @@ def run(argv: list[str]) -> int:
         xb.inplace_copy_from(Buffer.from_numpy(x))
         yb.inplace_copy_from(Buffer.from_numpy(y))
         queue.record_event(copied_in)
+        spans.next("launch")
         queue.launch(saxpy, grid, block, alpha, xb, yb, np.uint32(n))
         queue.record_event(launched)
+        spans.next("copy out")
         result = yb.to_numpy()  # waits for the kernel (host hazard tracking)
         queue.record_event(copied_out)
         copied_out.synchronize()

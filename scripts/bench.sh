@@ -22,6 +22,17 @@ done
 echo "== benchmarks/trace_hook_compare.sh build-bench build-bench-notrace"
 bash benchmarks/trace_hook_compare.sh build-bench build-bench-notrace | tee -a "$log"
 
+# The Python profiler benchmark needs an interpreter that imports axl:
+# AXL_BENCH_PYTHON, else scripts/main.sh's .venv, else python3.
+py="${AXL_BENCH_PYTHON:-}"
+[ -z "$py" ] && { [ -x .venv/bin/python ] && py=.venv/bin/python || py=python3; }
+if "$py" -c "import axl.profiler" 2>/dev/null; then
+  echo "== benchmarks/profiler_overhead.py ($py)"
+  "$py" benchmarks/profiler_overhead.py | tee -a "$log"
+else
+  echo "== benchmarks/profiler_overhead.py skipped: $py cannot import axl (set AXL_BENCH_PYTHON)"
+fi
+
 echo
 echo "== summary"
 grep '^RATIO ' "$log"

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "internal.hpp"
+#include "profile.hpp"
 
 namespace axl::core {
 
@@ -78,6 +79,7 @@ AXL_API axl_status axl_queue_record_event(axl_queue_t queue, axl_event_t event) 
     if (s) return s;
     std::lock_guard<std::mutex> lk(e->mu);
     e->recorded = true;
+    e->recorded_ns = e->timing && profile_recording() ? profile_now_ns() : 0;
     if (e->last_queue != q) {
       retain(q);
       if (e->last_queue) release(e->last_queue);
@@ -165,7 +167,14 @@ AXL_API axl_status axl_event_elapsed_ms(axl_event_t start, axl_event_t end, floa
                     e == a ? "start" : "end");
       if (s) return s;
     }
-    return AXL_CALL(a->device->backend, event_elapsed_ms, a->pe, b->pe, out_ms);
+    axl_status s = AXL_CALL(a->device->backend, event_elapsed_ms, a->pe, b->pe, out_ms);
+    if (s == AXL_SUCCESS) {
+      std::lock_guard<std::mutex> lk(a->mu);
+      if (a->recorded_ns && a->last_queue)
+        profile_record_device(a->last_queue->trace_id, a->device->id, a->device->backend->is_host(),
+                              a->recorded_ns, *out_ms);
+    }
+    return s;
   });
 }
 

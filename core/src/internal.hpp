@@ -53,6 +53,10 @@ void log_init();
 void log_message(int32_t level, const std::string& message);
 void logf(int32_t level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
+// The two-call string protocol of the getters: *out_size = bytes needed
+// including the NUL; the string is copied only when it fits.
+axl_status copy_out(const std::string& s, char* buf, size_t cap, size_t* out_size);
+
 // Reads an environment variable with secure_getenv: in setuid/setgid programs
 // every AXL_* variable is ignored.
 const char* env(const char* name);
@@ -68,6 +72,7 @@ enum class Kind : uint32_t {
   flag = 0x41584c46,
   trace = 0x41584c54,
   completion = 0x41584c43,
+  profile_events = 0x41584c50,
 };
 
 // Base of every handle: a kind tag checked on entry and a reference count.
@@ -373,6 +378,7 @@ struct Event : Object {
   bool timing = false;
   std::mutex mu;
   bool recorded = false;
+  uint64_t recorded_ns = 0;     // host time of the last record, when profiling
   Queue* last_queue = nullptr;  // retained; where the last record was enqueued
 };
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "internal.hpp"
+#include "profile.hpp"
 
 namespace axl::core {
 namespace {
@@ -42,10 +43,20 @@ struct Hasher {
   void value(T v) { bytes(&v, sizeof v); }
 };
 
-void set_tracing_all(bool on, bool include_host) {
+// Whether backend `b` must report launches: the launch trace wants it, or the
+// profiler records launches (then every backend, host ones included).
+bool tracing_wanted(TraceState& t, const Backend* b) {
+  if (profile_launches_wanted()) return true;
+  if (!t.active.load()) return false;
+  std::lock_guard<std::mutex> lk(t.mu);
+  return t.include_host || !b->is_host();
+}
+
+void sync_tracing_all() {
+  TraceState& t = state();
   for (Backend* b : registry().backends) {
     if (b->init_state.load() != 1 || !b->table.backend_set_tracing) continue;
-    bool want = on && (include_host || !b->is_host());
+    bool want = tracing_wanted(t, b);
     if (b->tracing.exchange(want) != want) AXL_CALL(b, backend_set_tracing, want ? 1 : 0);
   }
 }
@@ -67,27 +78,24 @@ void trace_register_queue(uint64_t trace_id, uint32_t device_id, bool is_host) {
 }
 
 void trace_on_backend_ready(Backend* b) {
-  TraceState& t = state();
-  if (!t.active.load()) return;
-  bool include_host;
-  {
-    std::lock_guard<std::mutex> lk(t.mu);
-    include_host = t.include_host;
-  }
-  if (!b->table.backend_set_tracing || (b->is_host() && !include_host)) return;
+  if (!b->table.backend_set_tracing || !tracing_wanted(state(), b)) return;
   b->tracing.store(true);
   AXL_CALL(b, backend_set_tracing, 1);
 }
 
+void trace_refresh_backends() { sync_tracing_all(); }
+
 void host_trace_record(void* ctx, const axl_trace_record* rec) {
   (void)ctx;
   TraceState& t = state();
-  if (!rec || !t.active.load(std::memory_order_relaxed)) return;
+  bool profiling = profile_launches_wanted();
+  if (!rec || (!profiling && !t.active.load(std::memory_order_relaxed))) return;
   if (rec->struct_size < offsetof(axl_trace_record, args_hash)) return;
   std::lock_guard<std::mutex> lk(t.mu);
-  if (!t.active.load(std::memory_order_relaxed)) return;
   auto qi = t.queues.find(rec->queue_trace_id);
   QueueTag tag = qi == t.queues.end() ? QueueTag{0, false} : qi->second;
+  if (profiling) profile_record_launch(*rec, tag.device_id, tag.is_host);
+  if (!t.active.load(std::memory_order_relaxed)) return;
   if (tag.is_host && !t.include_host) return;
   axl_launch_trace_entry e{};
   e.kind = rec->kind;
@@ -148,7 +156,7 @@ AXL_API axl_status axl_launch_trace_begin(uint32_t flags) {
       t.include_host = include_host;
       t.active.store(true);
     }
-    set_tracing_all(true, include_host);
+    sync_tracing_all();
     return AXL_SUCCESS;
   });
 }
@@ -166,7 +174,7 @@ AXL_API axl_status axl_launch_trace_take(axl_launch_trace_t* out) {
       obj->names.swap(t.names);
       t.stream_index.clear();
     }
-    if (was_active) set_tracing_all(false, false);
+    if (was_active) sync_tracing_all();
     for (size_t i = 0; i < obj->entries.size(); ++i) obj->entries[i].name = obj->names[i].c_str();
     *out = reinterpret_cast<axl_launch_trace_t>(obj.release());
     return AXL_SUCCESS;

@@ -31,12 +31,16 @@ Backend* virtual_backend() {
   return nullptr;
 }
 
+}  // namespace
+
 axl_status copy_out(const std::string& s, char* buf, size_t cap, size_t* out_size) {
   if (!out_size) return fail(AXL_ERROR_INVALID_ARGUMENT, "out_size is NULL");
   *out_size = s.size() + 1;
   if (buf && cap >= *out_size) memcpy(buf, s.c_str(), *out_size);
   return AXL_SUCCESS;
 }
+
+namespace {
 
 bool plain_name(const char* s, size_t max) {
   size_t n = strnlen(s, max + 1);

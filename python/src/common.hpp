@@ -88,6 +88,9 @@ inline void check(axl_status s) {
 py::str to_str(const char* s);
 py::str to_str(const std::string& s);
 
+// ---------------------------------------------------------------- profiler
+void register_profiler(py::module_& m);  // profiler.cpp (axl.profiler)
+
 // ------------------------------------------------------------------ errors
 void register_errors(py::module_& m);
 // Sets the Python error for e (the axl.driver class registered for its

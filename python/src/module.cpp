@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
   axlpy::register_discovery(m);
   axlpy::register_bench(m);
   axlpy::register_max_file(m);
+  axlpy::register_profiler(m);
 }

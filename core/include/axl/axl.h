@@ -697,6 +697,128 @@ AXL_API axl_status axl_max_file_parse(const void* bytes, uint64_t size, uint64_t
  * ... AXL_ERROR_INVALID_ARGUMENT naming the code if MAX has no such type. */
 AXL_API axl_status axl_dtype_size_bits(uint32_t dtype_code, uint32_t* out_bits);
 
+/* ======================================================================== */
+/* Profiler spans (MAX's max.profiler Trace / Tracer; docs/profiler.md)     */
+/* ======================================================================== */
+/* Named, coloured spans per thread, sent to every sink that is available:
+ * NVTX v3 (domain "axl", when the CUDA toolkit's headers were found at build
+ * time; a tool attaches through NVTX_INJECTION64_PATH), roctx (libroctx64.so,
+ * dlopen'ed on first use), a Chrome-trace/Perfetto JSON file
+ * (AXL_PROFILE_OUTPUT) and an in-process collector.
+ *
+ * The level starts from AXL_ENABLE_PROFILING, read once when libaxl.so is
+ * loaded: "on" or a true-like value (1, true, yes, on; any case) -> ON,
+ * "detailed" -> DETAILED, anything else -> OFF. axl_profile_set_level
+ * overrides it at any time. When the level is OFF a span costs one relaxed
+ * atomic load (axl_profile_level_word, read inline by axl.hpp). */
+
+enum {
+  AXL_PROFILE_OFF = 0,      /* no spans (default) */
+  AXL_PROFILE_ON = 1,       /* spans on */
+  AXL_PROFILE_DETAILED = 2  /* spans on; backends may add finer markers */
+};
+
+/* The current level, AXL_PROFILE_*. Read it with a relaxed atomic load
+ * (__atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED)); never write
+ * it: use axl_profile_set_level. */
+AXL_API extern int32_t axl_profile_level_word;
+
+/* The current level (the same load, as a call). */
+AXL_API int32_t axl_profile_level(void);
+/* Sets the level. AXL_ERROR_INVALID_ARGUMENT naming the value unless it is
+ * an AXL_PROFILE_* constant. Spans open at the time stay open and still close
+ * normally. */
+AXL_API axl_status axl_profile_set_level(int32_t level);
+/* The same by name: "off", "on" or "detailed" (case-sensitive, as MAX's
+ * set_gpu_profiling_state). Other strings: AXL_ERROR_INVALID_ARGUMENT naming
+ * the string and the three accepted values. */
+AXL_API axl_status axl_profile_set_level_name(const char* name);
+
+/* MAX's colour names, as ARGB with alpha 0xFF: "modular_purple" (0xFFB5BAF5),
+ * "blue", "green", "orange", "purple", "red", "white", "yellow". Any other
+ * name, or NULL, gives modular_purple, as MAX does. */
+AXL_API uint32_t axl_profile_color(const char* name);
+
+/* Opens a span on the calling thread. Returns 1 if it opened one (the level
+ * is not OFF), 0 otherwise; call axl_profile_pop only after a 1. message:
+ * NUL-terminated, copied; NULL is taken as "". argb: 0xAARRGGBB; an alpha
+ * of 0 is taken as opaque (MAX's table has no alpha). */
+AXL_API int32_t axl_profile_push(const char* message, uint32_t argb);
+/* Closes the innermost span opened on the calling thread, whatever the level
+ * is now. AXL_ERROR_INVALID_ARGUMENT if the thread has none open. */
+AXL_API axl_status axl_profile_pop(void);
+/* An instant marker on the calling thread (nothing when the level is OFF). */
+AXL_API void axl_profile_mark(const char* message, uint32_t argb);
+/* Spans open on the calling thread (0 when none). */
+AXL_API uint32_t axl_profile_depth(void);
+
+/* JSON sink. path: the Chrome-trace file to write ("" or NULL: none). The
+ * initial value comes from AXL_PROFILE_OUTPUT. The file is (re)written
+ * whole, through a temporary file and a rename, by axl_profile_flush, at
+ * process exit (atexit; only in the process that set the path, not in a
+ * fork()ed child) and from std::terminate, so it is always valid JSON.
+ * Events are kept in memory until then; changing the path keeps them. */
+AXL_API axl_status axl_profile_set_output(const char* path);
+/* Two-call protocol: *out_size = bytes needed including the NUL ("" if none). */
+AXL_API axl_status axl_profile_get_output(char* buf, size_t capacity, size_t* out_size);
+/* Writes the JSON file now. AXL_ERROR_INVALID_ARGUMENT if no output is set;
+ * AXL_ERROR_INTERNAL naming the path and errno text if writing failed. */
+AXL_API axl_status axl_profile_flush(void);
+
+/* Sinks compiled in and found at run time (AXL_PROFILE_SINK_* bits). NVTX is
+ * reported when compiled in (whether a tool is attached is NVTX's business);
+ * roctx when libroctx64.so (or librocprofiler-sdk-roctx.so) could be loaded
+ * (this call tries, once). */
+enum {
+  AXL_PROFILE_SINK_NVTX = 1u << 0,
+  AXL_PROFILE_SINK_ROCTX = 1u << 1,
+  AXL_PROFILE_SINK_JSON = 1u << 2,     /* an output path is set */
+  AXL_PROFILE_SINK_COLLECTOR = 1u << 3 /* the collector is recording */
+};
+AXL_API uint32_t axl_profile_sinks(void);
+
+/* Kinds of recorded events. */
+enum {
+  AXL_PROFILE_EVENT_SPAN = 0,   /* a closed span: start_ns..end_ns */
+  AXL_PROFILE_EVENT_MARK = 1,   /* an instant marker: start_ns == end_ns */
+  AXL_PROFILE_EVENT_LAUNCH = 2, /* a launch-trace entry (kernel, copy, fill)
+                                   as enqueued; queue_id says on which queue */
+  AXL_PROFILE_EVENT_DEVICE = 3  /* a device interval measured by two timing
+                                   events (axl_event_elapsed_ms): start_ns is
+                                   when the first was recorded (host clock),
+                                   end_ns = start_ns + the elapsed time */
+};
+
+typedef struct axl_profile_event {
+  const char* name;   /* span message, mark message, kernel/API name; owned
+                         by the snapshot */
+  int32_t kind;       /* AXL_PROFILE_EVENT_* */
+  uint32_t color;     /* ARGB as pushed (alpha forced to 0xFF); 0 for LAUNCH
+                         and DEVICE */
+  uint64_t thread_id; /* OS thread id (gettid) of the emitting thread */
+  uint64_t queue_id;  /* LAUNCH, DEVICE: the queue's trace id; 0 otherwise */
+  uint32_t depth;     /* SPAN/MARK: spans open around it on its thread */
+  int32_t launch_kind;/* LAUNCH: AXL_TRACE_*; -1 otherwise */
+  uint64_t start_ns;  /* steady clock (CLOCK_MONOTONIC), ns */
+  uint64_t end_ns;    /* SPAN, DEVICE: end; others: == start_ns */
+  uint64_t bytes;     /* LAUNCH of a copy or fill: bytes; 0 otherwise */
+} axl_profile_event;
+
+typedef struct axl_profile_events_s* axl_profile_events_t;
+
+/* Starts the in-process collector, discarding what it held. While it runs,
+ * every span closed, mark and (at a level other than OFF) launch is kept.
+ * Spans are timed only while a recording sink (collector or JSON) is on: a
+ * span opened before any was started is not recorded when it closes. */
+AXL_API axl_status axl_profile_collector_start(void);
+/* Stops the collector and hands over its events in the order they were
+ * completed (a span when it closed). Release with axl_profile_events_release. */
+AXL_API axl_status axl_profile_collector_take(axl_profile_events_t* out);
+AXL_API axl_status axl_profile_events_size(axl_profile_events_t events, size_t* out_count);
+/* Valid until the snapshot is released; NULL for an invalid handle. */
+AXL_API const axl_profile_event* axl_profile_events_data(axl_profile_events_t events);
+AXL_API axl_status axl_profile_events_release(axl_profile_events_t events);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -376,4 +376,37 @@ inline std::vector<axl_device_spec> parse_device_spec(const std::string& text) {
   return v;
 }
 
+// ----------------------------------------------------------- profiler spans --
+// A span for the enclosing scope (MAX's Trace): one relaxed load and a
+// not-taken branch when profiling is off; otherwise axl_profile_push now and
+// axl_profile_pop at scope exit, on the same thread.
+class ScopedRange {
+ public:
+  explicit ScopedRange(const char* message, uint32_t argb = 0xFFB5BAF5u) noexcept
+      : open_(__builtin_expect(__atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED) != 0, 0)
+                  ? axl_profile_push(message, argb) != 0
+                  : false) {}
+  ~ScopedRange() {
+    if (open_) axl_profile_pop();
+  }
+  ScopedRange(const ScopedRange&) = delete;
+  ScopedRange& operator=(const ScopedRange&) = delete;
+  // An instant marker with this message (nothing when off).
+  static void mark(const char* message, uint32_t argb = 0xFFB5BAF5u) noexcept {
+    if (__atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED) != 0) axl_profile_mark(message, argb);
+  }
+  bool is_open() const noexcept { return open_; }
+
+ private:
+  bool open_;
+};
+
+inline bool profiling_enabled() noexcept {
+  return __atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED) != AXL_PROFILE_OFF;
+}
+// "off", "on" or "detailed"; throws axl::Error (INVALID_ARGUMENT) otherwise.
+inline void set_profiling_state(const std::string& state) {
+  check(axl_profile_set_level_name(state.c_str()));
+}
+
 }  // namespace axl

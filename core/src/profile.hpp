@@ -1,0 +1,68 @@
+// Core-internal interface of the profiler (axl_profile_*): the span front end
+// in profile.cpp, the JSON writer in profile_json.cpp and the external tool
+// sinks (NVTX, roctx) in profile_tools.cpp. Nothing here is ABI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "axl/axl.h"
+#include "axl/plugin.h"
+
+namespace axl::core {
+
+// One recorded event, as the collector and the JSON writer keep it.
+struct ProfileRecord {
+  int32_t kind = AXL_PROFILE_EVENT_SPAN;
+  uint32_t color = 0;
+  uint64_t thread_id = 0;
+  uint64_t queue_id = 0;
+  uint32_t depth = 0;
+  int32_t launch_kind = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t bytes = 0;
+  uint32_t device_id = 0;  // LAUNCH/DEVICE: the queue's device (JSON track name)
+  bool host_queue = false;
+  std::string name;
+};
+
+// CLOCK_MONOTONIC in ns (the clock of every profile timestamp).
+uint64_t profile_now_ns();
+
+// Whether launch-trace records should reach the profiler: a level other than
+// OFF and a recording sink (JSON or collector). One relaxed load.
+bool profile_launches_wanted();
+// The launch-trace hook (trace.cpp): one enqueued operation.
+void profile_record_launch(const axl_trace_record& rec, uint32_t device_id, bool is_host);
+// A device interval measured by two timing events (event.cpp).
+void profile_record_device(uint64_t queue_id, uint32_t device_id, bool is_host,
+                           uint64_t start_ns, float elapsed_ms);
+// Whether any recording sink is on and the level is not OFF (for callers
+// that stamp times only when someone listens).
+bool profile_recording();
+
+// Re-evaluates which backends must report launches (trace.cpp): the launch
+// trace's own state or profile_launches_wanted().
+void trace_refresh_backends();
+
+// ---- JSON writer (profile_json.cpp) ----
+// Thread-safe. Keeps events in memory; json_flush writes them whole.
+void json_add(const ProfileRecord& r);
+void json_name_thread(uint64_t tid, const std::string& name);
+// Writes `path` (through path.tmp.<pid> and a rename). Returns 0 or errno.
+int json_write(const std::string& path);
+// From std::terminate: whether the writer's lock is free right now, and a
+// write that gives up if it is not.
+bool json_idle();
+void json_write_if_idle(const std::string& path);
+
+// ---- External tools (profile_tools.cpp) ----
+// Both are no-ops when the tool is absent. message is NUL-terminated.
+void tools_push(const char* message, uint32_t argb);
+void tools_pop();
+void tools_mark(const char* message, uint32_t argb);
+// AXL_PROFILE_SINK_NVTX / _ROCTX bits of what is compiled in / loaded.
+uint32_t tools_sinks();
+
+}  // namespace axl::core

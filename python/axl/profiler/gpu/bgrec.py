@@ -1,0 +1,132 @@
+"""BackgroundRecorder: samples every GPU in a child process while the
+``with`` block runs (MAX's max.profiler.gpu.BackgroundRecorder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Optional, Protocol
+
+from . import _protocol
+from .types import GPUStats, stats_from_json_dict
+
+# Seconds; module attributes so tests can shorten them.
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 5.0
+EXIT_TIMEOUT = 5.0
+
+
+class GpuStatsRecorder(Protocol):
+    """Starts sampling on enter, stops on exit; ``stats`` after exit."""
+
+    stats: list[dict[str, GPUStats]]
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: Any) -> Any: ...
+
+
+class BackgroundRecorder:
+    """Samples ``GPUDiagContext.get_stats()`` every ``interval`` seconds (the
+    first at once; spacing is interval plus sampling time) in a child
+    process, so sampling never competes with this interpreter's GIL. Single
+    use. On a host without GPUs ``stats`` is a list of empty dicts."""
+
+    def __init__(self, *, interval: float = 1.0) -> None:
+        if interval < 0:
+            raise ValueError("Interval must be non-negative")
+        self._interval = float(interval)
+        self._proc: Optional[subprocess.Popen] = None
+        self._reader: Optional[_protocol.LineReader] = None
+        self._used = False
+        self._stats: Optional[list[dict[str, GPUStats]]] = None
+
+    def _command(self) -> list[str]:
+        return [sys.executable, "-m", f"{__package__}._bgrec_main", repr(self._interval)]
+
+    @staticmethod
+    def _died(msg: Optional[dict[str, Any]]) -> RuntimeError:
+        if msg is not None and msg.get("type") == "die_notification":
+            return RuntimeError(f"Recorder process died with exception: {msg.get('cause')}")
+        return RuntimeError("Recorder process died with no message")
+
+    def __enter__(self) -> "BackgroundRecorder":
+        if self._proc is not None:
+            raise RuntimeError("Recorder already running")
+        if self._used:
+            raise RuntimeError("Recorder has already been used once")
+        self._used = True
+        self._proc = subprocess.Popen(self._command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            self._reader = _protocol.LineReader(self._proc.stdout)
+            msg = self._reader.read(timeout=READY_TIMEOUT)
+            if msg is None or msg.get("type") != "ready_notification":
+                raise self._died(msg)
+        except BaseException:
+            self._kill()
+            raise
+        return self
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for s in (proc.stdin, proc.stdout):
+            try:
+                if s:
+                    s.close()
+            except OSError:
+                pass
+
+    def _wait_exit(self) -> None:
+        proc = self._proc
+        try:
+            proc.wait(EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(EXIT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        if self._proc is None:
+            return
+        if exc_type is not None:
+            # The block failed: no results; let the child see end of file.
+            try:
+                self._proc.stdin.close()
+                if self._reader.readable_now(STOP_TIMEOUT):
+                    self._reader.read(timeout=STOP_TIMEOUT)
+            except (OSError, ValueError, TimeoutError):
+                pass
+            self._kill()
+            return
+        try:
+            try:
+                _protocol.send(self._proc.stdin, {"type": "stop_request"})
+            except BrokenPipeError:
+                pass
+            msg = self._reader.read(timeout=STOP_TIMEOUT)
+            if msg is None or msg.get("type") != "stop_reply":
+                raise self._died(msg)
+            self._wait_exit()
+            path = msg["path"]
+            try:
+                with open(path, encoding="utf-8") as f:
+                    self._stats = [stats_from_json_dict(json.loads(line)) for line in f if line.strip()]
+            finally:
+                os.unlink(path)
+        finally:
+            self._kill()
+
+    @property
+    def stats(self) -> list[dict[str, GPUStats]]:
+        if self._stats is None:
+            raise RuntimeError("Recorder has not finished yet")
+        return self._stats
