@@ -145,13 +145,21 @@ class DType(enum.Enum):
             key = np.dtype(dtype)
         except TypeError:
             raise ValueError(f"unsupported NumPy dtype: {dtype}") from None
-        for member in cls:
-            if member.is_float8() and _ml_dtypes() is None:
-                continue  # np.uint8 stands for the float8 types one way only
-            found = _numpy_type(member)
-            if found is not None and key == np.dtype(found):
-                return member
-        raise ValueError(f"unsupported NumPy dtype: {dtype}")
+        # Built once: from_numpy is on the path of every Buffer.from_numpy.
+        global _FROM_NUMPY
+        if _FROM_NUMPY is None:
+            table = {}
+            for member in cls:
+                if member.is_float8() and _ml_dtypes() is None:
+                    continue  # np.uint8 stands for the float8 types one way only
+                found = _numpy_type(member)
+                if found is not None:
+                    table.setdefault(np.dtype(found), member)
+            _FROM_NUMPY = table
+        member = _FROM_NUMPY.get(key)
+        if member is None:
+            raise ValueError(f"unsupported NumPy dtype: {dtype}")
+        return member
 
 
 _BITS = {
@@ -217,6 +225,9 @@ _NUMPY = {
     DType.uint64: "uint64",
     DType.int64: "int64",
 }
+
+# numpy dtype -> DType, filled on the first DType.from_numpy call.
+_FROM_NUMPY: Any = None
 
 _ML_DTYPES_MISSING = object()
 _ml_dtypes_module: Any = None

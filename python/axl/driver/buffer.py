@@ -96,9 +96,16 @@ def _import_numpy(arr: Any) -> Buffer:
     return buf._view(dtype, arr.shape)
 
 
+_VERSIONED: dict[str, bool] = {}
+
+
 def _dlpack_versioned(np: Any) -> bool:
-    major, minor = (int(x) for x in np.__version__.split(".")[:2])
-    return (major, minor) >= (2, 1)
+    """Whether this numpy exports versioned DLPack capsules (numpy >= 2.1)."""
+    v = _VERSIONED.get(np.__version__)
+    if v is None:
+        major, minor = (int(x) for x in np.__version__.split(".")[:2])
+        v = _VERSIONED[np.__version__] = (major, minor) >= (2, 1)
+    return v
 
 
 def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
