@@ -26,11 +26,13 @@ bash benchmarks/trace_hook_compare.sh build-bench build-bench-notrace | tee -a "
 # AXL_BENCH_PYTHON, else scripts/main.sh's .venv, else python3.
 py="${AXL_BENCH_PYTHON:-}"
 [ -z "$py" ] && { [ -x .venv/bin/python ] && py=.venv/bin/python || py=python3; }
-if "$py" -c "import axl.profiler" 2>/dev/null; then
-  echo "== benchmarks/profiler_overhead.py ($py)"
-  "$py" benchmarks/profiler_overhead.py | tee -a "$log"
+if "$py" -c "import axl.profiler, numpy" 2>/dev/null; then
+  for script in profiler_overhead.py bench_buffers.py python_overhead.py; do
+    echo "== benchmarks/$script ($py)"
+    "$py" "benchmarks/$script" | tee -a "$log"
+  done
 else
-  echo "== benchmarks/profiler_overhead.py skipped: $py cannot import axl (set AXL_BENCH_PYTHON)"
+  echo "== Python benchmarks skipped: $py cannot import axl and numpy (set AXL_BENCH_PYTHON)"
 fi
 
 echo
