@@ -12,63 +12,18 @@
 #include <random>
 #include <thread>
 
-#include "test_util.hpp"
+#include "layout_test_util.hpp"
 
 using namespace axltest;
+using namespace layouttest;
 using namespace std::chrono_literals;
 
 namespace {
 
 const bool kEnvClean = (clear_axl_env(), true);
 
-using Opt = std::optional<int64_t>;
-
-axl_layout make_layout(uint32_t es, std::vector<int64_t> shape) {
-  axl_layout l{};
-  REQUIRE(axl_layout_init(&l, static_cast<uint32_t>(shape.size()), shape.data(), es) == AXL_SUCCESS);
-  return l;
-}
-
-axl_index at(int64_t i) { return axl_index{AXL_INDEX_INTEGER, 0, i, 0, 0}; }
-
-axl_index slice(Opt start, Opt stop, Opt step = std::nullopt) {
-  axl_index ix{AXL_INDEX_SLICE, 0, 0, 0, 0};
-  if (start) ix.flags |= AXL_INDEX_HAS_START, ix.start = *start;
-  if (stop) ix.flags |= AXL_INDEX_HAS_STOP, ix.stop = *stop;
-  if (step) ix.flags |= AXL_INDEX_HAS_STEP, ix.step = *step;
-  return ix;
-}
-
-axl_layout index_ok(const axl_layout& in, std::vector<axl_index> ix) {
-  axl_layout out{};
-  axl_status s = axl_layout_index(&in, ix.data(), static_cast<uint32_t>(ix.size()), &out);
-  INFO(axl_last_error_message());
-  REQUIRE(s == AXL_SUCCESS);
-  return out;
-}
-
 std::vector<int64_t> shape_of(const axl_layout& l) { return {l.shape, l.shape + l.rank}; }
 std::vector<int64_t> strides_of(const axl_layout& l) { return {l.strides, l.strides + l.rank}; }
-
-// Byte offsets of every element, in row-major order of the index (the
-// definition of a layout, walked one element at a time).
-std::vector<int64_t> element_offsets(const axl_layout& l) {
-  std::vector<int64_t> out;
-  for (uint32_t k = 0; k < l.rank; ++k)
-    if (l.shape[k] == 0) return out;
-  std::vector<int64_t> idx(l.rank, 0);
-  for (;;) {
-    int64_t off = static_cast<int64_t>(l.offset);
-    for (uint32_t k = 0; k < l.rank; ++k) off += idx[k] * l.strides[k];
-    out.push_back(off);
-    int k = static_cast<int>(l.rank) - 1;
-    for (; k >= 0; --k) {
-      if (++idx[k] < l.shape[k]) break;
-      idx[k] = 0;
-    }
-    if (k < 0) return out;
-  }
-}
 
 // list(range(n))[start:stop:step] as CPython computes it.
 std::vector<int64_t> py_slice(int64_t n, Opt start, Opt stop, int64_t step) {
@@ -108,84 +63,18 @@ bool ref_contiguous(const axl_layout& l) {
   return true;
 }
 
-std::vector<unsigned char> random_bytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng());
-  return v;
-}
-
-std::vector<unsigned char> read_back(const axl::Queue& q, const axl::Buffer& b) {
-  std::vector<unsigned char> v(b.size());
-  q.copy_to_host(v.data(), b, v.size());
-  q.synchronize();
-  return v;
-}
-
-axl::Buffer filled(const axl::Device& d, const axl::Queue& q, size_t n, uint32_t seed, uint32_t flags = 0) {
-  axl::Buffer b = d.allocate(n, flags);
-  auto bytes = random_bytes(n, seed);
-  q.copy_from_host(b, bytes.data(), n);
-  q.synchronize();
-  return b;
-}
-
 // Runs copy_layout and checks every byte of both buffers against a reference
 // element-by-element copy (destination bytes outside the layout unchanged).
 void check_copy_layout(const axl::Queue& q, const axl::Buffer& dst, const axl_layout& dl, const axl::Buffer& src,
                        const axl_layout& sl) {
   auto dst_before = read_back(q, dst), src_before = read_back(q, src);
-  auto doffs = element_offsets(dl), soffs = element_offsets(sl);
-  REQUIRE(doffs.size() == soffs.size());
-  auto expected = dst_before;
-  for (size_t i = 0; i < doffs.size(); ++i)
-    memcpy(expected.data() + doffs[i], src_before.data() + soffs[i], sl.element_size);
+  auto expected = reference_copy(dst_before, dl, src_before, sl);
   axl_status s = axl_queue_copy_layout(q.get(), dst.get(), &dl, src.get(), &sl);
   INFO(axl_last_error_message());
   REQUIRE(s == AXL_SUCCESS);
   q.synchronize();
-  auto got = read_back(q, dst);
-  size_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] != expected[i] && bad++ < 5) UNSCOPED_INFO("byte " << i << ": got " << int(got[i]) << ", expected " << int(expected[i]));
-  CHECK(bad == 0);
+  check_same_bytes(read_back(q, dst), expected);
   CHECK((read_back(q, src) == src_before));
-}
-
-// Sets the flag after `delay` unless told to stop (so a test that fails
-// early cannot leave a queue blocked forever).
-class Watchdog {
- public:
-  Watchdog(const axl::Flag& f, std::chrono::milliseconds delay) : flag_(f) {
-    thread_ = std::thread([this, delay] {
-      auto until = std::chrono::steady_clock::now() + delay;
-      while (!stop_.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
-      fired_at_ = std::chrono::steady_clock::now();
-      flag_.signal(1);
-    });
-  }
-  ~Watchdog() { join(); }
-  void join() {
-    if (thread_.joinable()) thread_.join();
-  }
-  void fire_now() {
-    stop_.store(true);
-    join();
-  }
-  std::chrono::steady_clock::time_point fired_at() {
-    join();
-    return fired_at_;
-  }
-
- private:
-  axl::Flag flag_;
-  std::atomic<bool> stop_{false};
-  std::chrono::steady_clock::time_point fired_at_;
-  std::thread thread_;
-};
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -632,39 +521,13 @@ TEST_CASE("copy_layout on cpu: the shapes of strided copies", "[copy_layout]") {
 TEST_CASE("copy_layout on cpu: randomized layouts against the reference", "[copy_layout]") {
   axl::Device cpu = axl::Device::cpu();
   axl::Queue q = cpu.create_queue();
-  std::mt19937 rng(77);
-  auto rnd = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  // A layout of `shape` inside a larger array, each axis sliced with a step.
-  auto embed = [&](const std::vector<int64_t>& shape, uint32_t es) {
-    std::vector<int64_t> outer(shape.size());
-    std::vector<axl_index> ix(shape.size());
-    for (size_t k = 0; k < shape.size(); ++k) {
-      int64_t step = rnd(1, 3) * (rnd(0, 2) == 0 ? -1 : 1), extra = rnd(0, 2);
-      outer[k] = shape[k] * std::abs(step) + extra;
-      int64_t start = step > 0 ? rnd(0, extra) : outer[k] - 1 - rnd(0, extra);
-      ix[k] = slice(start, {}, step);
-      // The stop bounds the slice to exactly shape[k] elements.
-      ix[k].flags |= AXL_INDEX_HAS_STOP;
-      ix[k].stop = start + shape[k] * step;
-      if (ix[k].stop < 0) ix[k].flags &= ~AXL_INDEX_HAS_STOP;
-    }
-    axl_layout l = index_ok(make_layout(es, outer), ix);
-    l.offset += static_cast<uint64_t>(rnd(0, 40));
-    return l;
-  };
+  Rnd rnd(77);
   axl::Buffer src = filled(cpu, q, 1 << 16, 5), dst = filled(cpu, q, 1 << 16, 6);
-  const uint32_t sizes[] = {1, 2, 3, 4, 8};
   for (int iter = 0; iter < 300; ++iter) {
     INFO("case " << iter);
-    uint32_t es = sizes[rnd(0, 4)];
-    std::vector<int64_t> shape(static_cast<size_t>(rnd(1, 3)));
-    for (auto& n : shape) n = rnd(1, 7);
-    axl_layout sl = embed(shape, es);
-    std::vector<int64_t> dshape = shape;
-    if (rnd(0, 2) == 0) std::reverse(dshape.begin(), dshape.end());
-    axl_layout dl = embed(dshape, es);
-    REQUIRE(shape_of(dl) == dshape);
-    check_copy_layout(q, dst, dl, src, sl);
+    const RandomCopy c = random_copy(rnd, 3);
+    REQUIRE(shape_of(c.dst) == c.dst_shape);
+    check_copy_layout(q, dst, c.dst, src, c.src);
   }
 }
 
@@ -781,8 +644,7 @@ TEST_CASE("completions: record, query, wait, poison", "[hazard][threads]") {
     Watchdog w(gate, 200ms);
     auto t0 = std::chrono::steady_clock::now();
     CHECK(axl_completion_wait(c) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     CHECK(ms_since(t0) >= 150);
   }
   CHECK(axl_completion_query(c) == AXL_SUCCESS);
@@ -883,8 +745,7 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
     q.copy_from_host(b, data.data(), data.size());
     Watchdog w(gate, 200ms);
     REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     CHECK(std::equal(data.begin(), data.end(), p));
   }
   SECTION("fill behind a gate") {
@@ -893,8 +754,7 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
     q.fill(b, 0xabcd1234u, 4);
     Watchdog w(gate, 200ms);
     REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     uint32_t v = 0;
     memcpy(&v, p + 1020, 4);
     CHECK(v == 0xabcd1234u);
@@ -909,8 +769,7 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
     REQUIRE(axl_queue_copy_layout(q.get(), b.get(), &d, src.get(), &col) == AXL_SUCCESS);
     Watchdog w(gate, 200ms);
     REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     for (int i = 0; i < 64; ++i) CHECK(memcmp(p + 4 * i, s.data() + 16 * i + 8, 4) == 0);
   }
   SECTION("a launch counts as a write of its buffer arguments") {
@@ -921,8 +780,7 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
     q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(b), axl::Arg::scalar(n), axl::Arg::scalar(value)});
     Watchdog w(gate, 200ms);
     REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     std::vector<uint32_t> words(n);
     memcpy(words.data(), p, 4 * n);
     CHECK(std::all_of(words.begin(), words.end(), [&](uint32_t x) { return x == value; }));
@@ -936,12 +794,9 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
     q2.wait_flag(gate, 1);
     q2.copy_to_host(out.data(), b, 1024);
     Watchdog w(gate, 300ms);
-    auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    CHECK(ms_since(t0) < 250);
+    check_read_within(b, 250);
     REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_WRITE) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     CHECK(out == data);  // the reader finished before the host may write
   }
   SECTION("a host read does not wait for a later, slow host callback") {
@@ -954,9 +809,7 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
           while (!go.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
         },
         nullptr);
-    auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    CHECK(ms_since(t0) < 2500);
+    check_read_within(b, 2500);
     CHECK(std::equal(data.begin(), data.end(), p));
     go = true;
     q.synchronize();
@@ -968,9 +821,7 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
     axl::Buffer other = cpu.allocate(1024);
     q.fill(other, 7, 1);
     Watchdog w(gate, 5000ms);
-    auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(b.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    CHECK(ms_since(t0) < 2500);
+    check_read_within(b, 2500);
     CHECK(std::equal(data.begin(), data.end(), p));
     w.fire_now();
     q.synchronize();
@@ -1084,8 +935,7 @@ TEST_CASE("copy_batch on cpu: values, skipped pairs, all-or-nothing", "[copy_bat
     REQUIRE(axl_buffer_host_wait(ts.get(), AXL_ACCESS_WRITE) == AXL_SUCCESS);  // waits for that read
     CHECK(ms_since(t0) >= 150);
     REQUIRE(axl_buffer_host_wait(t.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     CHECK(memcmp(t.host_pointer(), a.host_pointer(), 512) == 0);
   }
 }

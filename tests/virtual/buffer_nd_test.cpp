@@ -13,91 +13,39 @@
 #include <random>
 #include <thread>
 
+#include "../core/layout_test_util.hpp"
 #include "virtual_test_util.hpp"
 
+using namespace layouttest;
 using namespace std::chrono_literals;
 
 namespace {
 
 const bool kEnvironment = vt::prepare_environment({{"AXL_VIRTUAL_DEVICES", "2"}});
 
+// Settings the virtual plugin reads once per process: each of these scenarios
+// is a hidden child case that its parent case runs in a process of its own.
+constexpr const char* kLatencyUs = "100000";  // 100 ms per copy
+constexpr const char* kFaultRules = "memcpy_htod:1=INTERNAL;memcpy_dtod:2=DEVICE_LOST;memcpy_dtoh:2=INTERNAL";
+constexpr const char* kRecordRule = "event_record:1=INTERNAL";
+const vt::Env kLatencyEnv = {{"AXL_VIRTUAL_DEVICES", "1"}, {"AXL_VIRTUAL_LATENCY_US", kLatencyUs}};
+const vt::Env kFaultEnv = {{"AXL_VIRTUAL_DEVICES", "1"}, {"AXL_VIRTUAL_FAIL", kFaultRules}};
+const vt::Env kRecordEnv = {
+    {"AXL_VIRTUAL_DEVICES", "1"}, {"AXL_VIRTUAL_FAIL", kRecordRule}, {"AXL_VIRTUAL_LATENCY_US", kLatencyUs}};
+
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-axl_layout make_layout(uint32_t es, std::vector<int64_t> shape) {
-  axl_layout l{};
-  REQUIRE(axl_layout_init(&l, static_cast<uint32_t>(shape.size()), shape.data(), es) == AXL_SUCCESS);
-  return l;
-}
-
-axl_index at(int64_t i) { return axl_index{AXL_INDEX_INTEGER, 0, i, 0, 0}; }
-axl_index all() { return axl_index{AXL_INDEX_SLICE, 0, 0, 0, 0}; }
-axl_index slice(int64_t start, int64_t step) {
-  return axl_index{AXL_INDEX_SLICE, AXL_INDEX_HAS_START | AXL_INDEX_HAS_STEP, start, 0, step};
-}
-axl_index every(int64_t step) { return axl_index{AXL_INDEX_SLICE, AXL_INDEX_HAS_STEP, 0, 0, step}; }
-
-axl_layout index_ok(const axl_layout& in, std::vector<axl_index> ix) {
-  axl_layout out{};
-  axl_status s = axl_layout_index(&in, ix.data(), static_cast<uint32_t>(ix.size()), &out);
-  INFO(axl_last_error_message());
-  REQUIRE(s == AXL_SUCCESS);
-  return out;
-}
-
-// Byte offsets of every element in row-major index order.
-std::vector<int64_t> element_offsets(const axl_layout& l) {
-  std::vector<int64_t> out;
-  for (uint32_t k = 0; k < l.rank; ++k)
-    if (l.shape[k] == 0) return out;
-  std::vector<int64_t> idx(l.rank, 0);
-  for (;;) {
-    int64_t off = static_cast<int64_t>(l.offset);
-    for (uint32_t k = 0; k < l.rank; ++k) off += idx[k] * l.strides[k];
-    out.push_back(off);
-    int k = static_cast<int>(l.rank) - 1;
-    for (; k >= 0; --k) {
-      if (++idx[k] < l.shape[k]) break;
-      idx[k] = 0;
-    }
-    if (k < 0) return out;
-  }
-}
-
-std::vector<unsigned char> random_bytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng());
-  return v;
-}
-
-// Reads any buffer through the device's queue (device memory included).
-std::vector<unsigned char> read_back(const axl::Buffer& b) {
-  axl::Queue q = b.device().default_queue();
-  std::vector<unsigned char> v(b.size());
-  q.copy_to_host(v.data(), b, v.size());
-  q.synchronize();
-  return v;
-}
-
-axl::Buffer filled(const axl::Device& d, size_t n, uint32_t seed, uint32_t flags = 0) {
-  axl::Buffer b = d.allocate(n, flags);
-  auto bytes = random_bytes(n, seed);
-  axl::Queue q = d.default_queue();
-  q.copy_from_host(b, bytes.data(), n);
-  q.synchronize();
-  return b;
-}
-
 size_t memcpy_entries(const std::vector<axl::LaunchTraceEntry>& t) {
   return static_cast<size_t>(
       std::count_if(t.begin(), t.end(), [](const axl::LaunchTraceEntry& e) { return e.raw.kind == AXL_TRACE_MEMCPY; }));
+}
+
+// Every element of `l` lies inside a buffer of `size` bytes.
+void require_inside(const axl_layout& l, size_t size) {
+  for (int64_t o : element_offsets(l)) REQUIRE((o >= 0 && o + l.element_size <= static_cast<int64_t>(size)));
 }
 
 // Runs copy_layout on q and compares both buffers, byte for byte, with a
@@ -106,58 +54,32 @@ size_t memcpy_entries(const std::vector<axl::LaunchTraceEntry>& t) {
 size_t check_copy_layout(const axl::Queue& q, const axl::Buffer& dst, const axl_layout& dl, const axl::Buffer& src,
                          const axl_layout& sl) {
   auto dst_before = read_back(dst), src_before = read_back(src);
-  auto doffs = element_offsets(dl), soffs = element_offsets(sl);
-  REQUIRE(doffs.size() == soffs.size());
-  for (int64_t o : doffs) REQUIRE((o >= 0 && o + dl.element_size <= static_cast<int64_t>(dst_before.size())));
-  for (int64_t o : soffs) REQUIRE((o >= 0 && o + sl.element_size <= static_cast<int64_t>(src_before.size())));
-  auto expected = dst_before;
-  for (size_t i = 0; i < doffs.size(); ++i)
-    memcpy(expected.data() + doffs[i], src_before.data() + soffs[i], sl.element_size);
+  require_inside(dl, dst_before.size());
+  require_inside(sl, src_before.size());
+  auto expected = reference_copy(dst_before, dl, src_before, sl);
   axl::begin_launch_trace();
   axl_status s = axl_queue_copy_layout(q.get(), dst.get(), &dl, src.get(), &sl);
   INFO(axl_last_error_message());
   q.synchronize();
   auto trace = axl::take_launch_trace();
   REQUIRE(s == AXL_SUCCESS);
-  auto got = read_back(dst);
-  size_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] != expected[i] && bad++ < 5)
-      UNSCOPED_INFO("byte " << i << ": got " << int(got[i]) << ", expected " << int(expected[i]));
-  CHECK(bad == 0);
+  check_same_bytes(read_back(dst), expected);
   if (src.get() != dst.get()) CHECK((read_back(src) == src_before));
   return memcpy_entries(trace);
 }
 
-class Watchdog {
- public:
-  Watchdog(const axl::Flag& f, std::chrono::milliseconds delay) : flag_(f) {
-    thread_ = std::thread([this, delay] {
-      auto until = std::chrono::steady_clock::now() + delay;
-      while (!stop_.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
-      fired_at_ = std::chrono::steady_clock::now();
-      flag_.signal(1);
-    });
-  }
-  ~Watchdog() { join(); }
-  void join() {
-    if (thread_.joinable()) thread_.join();
-  }
-  void fire_now() {
-    stop_.store(true);
-    join();
-  }
-  std::chrono::steady_clock::time_point fired_at() {
-    join();
-    return fired_at_;
-  }
-
- private:
-  axl::Flag flag_;
-  std::atomic<bool> stop_{false};
-  std::chrono::steady_clock::time_point fired_at_;
-  std::thread thread_;
+// One copy for check_copy_layout: on `q`, `src` at `sl` into `dst` at `dl`.
+struct CopyCheck {
+  const axl::Queue& q;
+  const axl::Buffer& dst;
+  const axl_layout& dl;
+  const axl::Buffer& src;
+  const axl_layout& sl;
 };
+
+void check_copies(const std::vector<CopyCheck>& copies) {
+  for (const CopyCheck& c : copies) check_copy_layout(c.q, c.dst, c.dl, c.src, c.sl);
+}
 
 }  // namespace
 
@@ -181,7 +103,7 @@ TEST_CASE("copy_layout on a virtual device: few runs are per-run copies", "[virt
   // Dense on both sides: one copy.
   CHECK(check_copy_layout(q, dst, big, src, m) == 1);
   // Negative strides on both sides, odd element size.
-  axl_layout s3 = index_ok(make_layout(3, {8, 6}), {every(-2), slice(5, -1)});
+  axl_layout s3 = index_ok(make_layout(3, {8, 6}), {every(-2), slice(5, {}, -1)});
   axl_layout d3 = index_ok(make_layout(3, {4, 12}), {all(), every(2)});
   check_copy_layout(q, dst, d3, src, s3);
 }
@@ -204,30 +126,30 @@ TEST_CASE("copy_layout on a virtual device: many runs are staged through host me
   }
   SECTION("every other element of 5000, into every other, reversed") {
     axl_layout v = make_layout(2, {10000});
-    size_t n = check_copy_layout(q, dst, index_ok(v, {slice(9999, -2)}), src, index_ok(v, {every(2)}));
+    size_t n = check_copy_layout(q, dst, index_ok(v, {slice(9999, {}, -2)}), src, index_ok(v, {every(2)}));
     CHECK(n <= 4);
   }
   SECTION("odd elements into even ones of the same buffer (disjoint bytes)") {
     axl_layout v = make_layout(4, {6000});
-    size_t n = check_copy_layout(q, src, index_ok(v, {every(2)}), src, index_ok(v, {slice(1, 2)}));
+    size_t n = check_copy_layout(q, src, index_ok(v, {every(2)}), src, index_ok(v, {slice(1, {}, 2)}));
     CHECK(n <= 4);
   }
   SECTION("element sizes 1, 3, 8") {
     for (uint32_t es : {1u, 3u, 8u}) {
       INFO("element size " << es);
       axl_layout s = index_ok(make_layout(es, {1500, 2}), {every(-1), at(1)});
-      axl_layout d = index_ok(make_layout(es, {3000}), {slice(1, 2)});
+      axl_layout d = index_ok(make_layout(es, {3000}), {slice(1, {}, 2)});
       check_copy_layout(q, dst, d, src, s);
     }
   }
   SECTION("differing shapes are staged whatever the run count") {
     axl_layout s = index_ok(make_layout(4, {6, 8}), {all(), every(2)});  // 6x4
-    axl_layout d = index_ok(make_layout(4, {8, 6}), {every(-1), slice(1, 2)});  // 8x3
+    axl_layout d = index_ok(make_layout(4, {8, 6}), {every(-1), slice(1, {}, 2)});  // 8x3
     check_copy_layout(q, dst, d, src, s);
   }
   SECTION("zero elements: nothing enqueued, nothing changed") {
     axl_layout e = make_layout(4, {0, 5});
-    axl_layout e2 = index_ok(m, {slice(5, -1), at(0)});
+    axl_layout e2 = index_ok(m, {slice(5, {}, -1), at(0)});
     REQUIRE(e2.shape[0] == 6);
     e2.shape[0] = 0;
     auto before = read_back(dst);
@@ -247,30 +169,20 @@ TEST_CASE("copy_layout between devices: virtual, cpu, peer, pinned", "[virtual][
   const axl_layout dense_many = make_layout(4, {2000}), dense_few = make_layout(4, {10});
   const axl_layout rcol_many = index_ok(m, {every(-1), at(0)});
 
-  SECTION("cpu -> virtual") {
-    check_copy_layout(q0, v0, dense_few, c, col_few);
-    check_copy_layout(q0, v0, col_few, c, dense_few);
-    check_copy_layout(q0, v0, dense_many, c, col_many);
-    check_copy_layout(q0, v0, rcol_many, c, col_many);
-  }
-  SECTION("virtual -> cpu") {
-    check_copy_layout(q0, c, dense_few, v0, col_few);
-    check_copy_layout(q0, c, col_few, v0, col_few);
-    check_copy_layout(q0, c, col_many, v0, dense_many);
-    check_copy_layout(q0, c, rcol_many, v0, col_many);
-  }
-  SECTION("virtual device 0 -> 1 (peer)") {
-    check_copy_layout(q0, v1, dense_few, v0, col_few);
-    check_copy_layout(q1, v1, col_few, v0, col_few);
-    check_copy_layout(q1, v1, rcol_many, v0, col_many);
-    check_copy_layout(q0, v0, col_many, v1, dense_many);
-  }
+  // Each route, a section of its own: {queue, destination, its layout, source, its layout} per copy.
+  const std::pair<const char*, std::vector<CopyCheck>> routes[] = {
+      {"cpu -> virtual", {{q0, v0, dense_few, c, col_few}, {q0, v0, col_few, c, dense_few},
+                          {q0, v0, dense_many, c, col_many}, {q0, v0, rcol_many, c, col_many}}},
+      {"virtual -> cpu", {{q0, c, dense_few, v0, col_few}, {q0, c, col_few, v0, col_few},
+                          {q0, c, col_many, v0, dense_many}, {q0, c, rcol_many, v0, col_many}}},
+      {"virtual device 0 -> 1 (peer)", {{q0, v1, dense_few, v0, col_few}, {q1, v1, col_few, v0, col_few},
+                                        {q1, v1, rcol_many, v0, col_many}, {q0, v0, col_many, v1, dense_many}}},
+  };
+  for (const auto& [name, copies] : routes) DYNAMIC_SECTION(name) { check_copies(copies); }
   SECTION("pinned memory of a virtual device") {
-    check_copy_layout(q0, p0, col_many, v0, col_many);
-    check_copy_layout(q0, v0, rcol_many, p0, col_many);
+    check_copies({{q0, p0, col_many, v0, col_many}, {q0, v0, rcol_many, p0, col_many}});
     axl::Buffer p1 = filled(g0, 32 * 1024, 9, AXL_BUFFER_FLAG_PINNED);
-    check_copy_layout(q0, p1, rcol_many, p0, col_many);
-    check_copy_layout(q0, p1, dense_few, p0, col_few);
+    check_copies({{q0, p1, rcol_many, p0, col_many}, {q0, p1, dense_few, p0, col_few}});
   }
   SECTION("layouts are relative to a view") {
     axl::Buffer view = v0.view(1000, 4000);
@@ -309,42 +221,18 @@ TEST_CASE("copy_layout between devices: virtual, cpu, peer, pinned", "[virtual][
 TEST_CASE("copy_layout on virtual devices: randomized layouts against the reference", "[virtual][copy_layout]") {
   REQUIRE(kEnvironment);
   axl::Device g0 = vt::gpu(0), g1 = vt::gpu(1), cpu = axl::Device::cpu();
-  std::mt19937 rng(4242);
-  auto rnd = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  auto embed = [&](const std::vector<int64_t>& shape, uint32_t es) {
-    std::vector<int64_t> outer(shape.size());
-    std::vector<axl_index> ix(shape.size());
-    for (size_t k = 0; k < shape.size(); ++k) {
-      int64_t step = rnd(1, 3) * (rnd(0, 2) == 0 ? -1 : 1), extra = rnd(0, 2);
-      outer[k] = shape[k] * std::abs(step) + extra;
-      int64_t start = step > 0 ? rnd(0, extra) : outer[k] - 1 - rnd(0, extra);
-      ix[k] = axl_index{AXL_INDEX_SLICE, AXL_INDEX_HAS_START | AXL_INDEX_HAS_STEP | AXL_INDEX_HAS_STOP, start,
-                        start + shape[k] * step, step};
-      if (ix[k].stop < 0) ix[k].flags &= ~AXL_INDEX_HAS_STOP;
-    }
-    axl_layout l = index_ok(make_layout(es, outer), ix);
-    l.offset += static_cast<uint64_t>(rnd(0, 40));
-    return l;
-  };
+  Rnd rnd(4242);
   axl::Buffer bufs[4] = {filled(g0, 1 << 20, 11), filled(g0, 1 << 20, 12), filled(g1, 1 << 20, 13),
                          filled(cpu, 1 << 20, 14)};
   axl::Queue queues[3] = {g0.create_queue(), g0.create_queue(), g1.create_queue()};
-  const uint32_t sizes[] = {1, 2, 3, 4, 8};
   for (int iter = 0; iter < 80; ++iter) {
     INFO("case " << iter);
-    uint32_t es = sizes[rnd(0, 4)];
-    std::vector<int64_t> shape(static_cast<size_t>(rnd(1, 3)));
     // Large first extents now and then, past the per-run limit.
-    for (auto& n : shape) n = rnd(1, 7);
-    if (rnd(0, 3) == 0) shape = {rnd(400, 1200), rnd(1, 3)};
-    axl_layout sl = embed(shape, es);
-    std::vector<int64_t> dshape = shape;
-    if (rnd(0, 3) == 0) std::reverse(dshape.begin(), dshape.end());
-    axl_layout dl = embed(dshape, es);
+    const RandomCopy c = random_copy(rnd, 4, 4);
     int si = static_cast<int>(rnd(0, 3)), di = static_cast<int>(rnd(0, 2));
     if (di == si) di = (di + 1) % 3;
     // The destination's device runs the copy.
-    check_copy_layout(queues[di], bufs[di], dl, bufs[si], sl);
+    check_copy_layout(queues[di], bufs[di], c.dst, bufs[si], c.src);
   }
 }
 
@@ -364,8 +252,6 @@ TEST_CASE("buffer flags on a virtual device", "[virtual][hazard]") {
   vt::expect_error([&] { d.host_pointer(); }, AXL_ERROR_INVALID_STATE);
 }
 
-constexpr const char* kLatencyUs = "100000";  // 100 ms per copy
-
 TEST_CASE("child: host_wait with simulated latency", "[.child]") {
   REQUIRE(env_or_empty("AXL_VIRTUAL_LATENCY_US") == kLatencyUs);
   axl::Device g = vt::gpu(0);
@@ -379,6 +265,12 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
   axl::Buffer p = g.allocate(n, AXL_BUFFER_FLAG_PINNED | AXL_BUFFER_FLAG_TRACKED);
   auto* host = static_cast<unsigned char*>(p.host_pointer());
   memset(host, 0, n);
+  // The fill kernel with `value` over all n bytes of `b` (a write of b).
+  const axl::Kernel fill = g.test_kernel(AXL_TEST_KERNEL_FILL_U32);
+  auto launch_fill = [&](const axl::Buffer& b, uint32_t value) {
+    const uint32_t words = n / 4;
+    q.launch(fill, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(b), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+  };
 
   SECTION("a read waits for the copy that wrote, without synchronize") {
     auto t0 = std::chrono::steady_clock::now();
@@ -398,9 +290,7 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
     q.wait_flag(gate, 1);
     q.copy(scratch, 0, d, 0, n);
     Watchdog w(gate, 5000ms);
-    auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const double waited = ms_since(t0);
+    const double waited = host_wait_ms(p, AXL_ACCESS_READ);
     CHECK(waited >= 90.0);
     CHECK(waited < 2500.0);
     CHECK(std::equal(data2.begin(), data2.end(), host));
@@ -411,16 +301,12 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
     // axl.h: "Only the stamped work is waited for, not the queues."
     q.copy(p, 0, d, 0, n);  // 100 ms
     // 600 ms more: copies, fills and launches that touch no tracked buffer.
-    axl::Kernel k = g.test_kernel(AXL_TEST_KERNEL_FILL_U32);
-    const uint32_t words = n / 4, value = 7;
     for (int i = 0; i < 2; ++i) {
       q.copy(scratch, 0, d2, 0, n);
       q.fill(scratch, 0x11, 1);
-      q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(scratch), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+      launch_fill(scratch, 7);
     }
-    auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const double waited = ms_since(t0);
+    const double waited = host_wait_ms(p, AXL_ACCESS_READ);
     CHECK(waited >= 90.0);
     CHECK(waited < 450.0);
     CHECK(std::equal(data.begin(), data.end(), host));
@@ -434,17 +320,13 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
     Watchdog w(gate, 5000ms);
     q.copy(p, 0, d, 0, n);
     q.wait(e);  // q now waits for the gated q2
-    auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    CHECK(ms_since(t0) < 2500.0);
+    check_read_within(p, 2500.0);
     CHECK(std::equal(data.begin(), data.end(), host));
     // The same behind a whole-queue wait, on a second queue.
     axl::Queue q3 = g.create_queue();
     q3.copy(p, 0, d2, 0, n);
     q3.wait_for(q2);
-    t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    CHECK(ms_since(t0) < 2500.0);
+    check_read_within(p, 2500.0);
     CHECK(std::equal(data2.begin(), data2.end(), host));
     w.fire_now();
     q.synchronize();
@@ -453,27 +335,22 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
   }
   SECTION("a launch counts as a write: one behind a gate is waited for") {
     axl::Buffer t = g.allocate(n, AXL_BUFFER_FLAG_TRACKED);
-    axl::Kernel k = g.test_kernel(AXL_TEST_KERNEL_FILL_U32);
-    const uint32_t words = n / 4, value = 3;
     axl::Flag gate = g.create_flag();
-    q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(t), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+    launch_fill(t, 3);
     q.wait_flag(gate, 1);
-    q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(t), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+    launch_fill(t, 3);
     Watchdog w(gate, 300ms);
     // The second launch (after the gate) is the last writer now: a host
     // read must wait for it, i.e. for the gate.
     REQUIRE(axl_buffer_host_wait(t.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());
+    w.check_waited();
     q.synchronize();
   }
   SECTION("a launch's stamp is fixed before a later gate") {
     axl::Buffer t = g.allocate(n, AXL_BUFFER_FLAG_TRACKED);
-    axl::Kernel k = g.test_kernel(AXL_TEST_KERNEL_FILL_U32);
-    const uint32_t words = n / 4, value = 3;
     axl::Flag gate = g.create_flag();
     auto t0 = std::chrono::steady_clock::now();
-    q.launch(k, {1, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(t), axl::Arg::scalar(words), axl::Arg::scalar(value)});
+    launch_fill(t, 3);
     q.wait_flag(gate, 1);
     q.copy(scratch, 0, d, 0, n);
     Watchdog w(gate, 5000ms);
@@ -490,9 +367,7 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
     q2.copy(scratch, 0, d2, 0, n);
     q.copy(p, 0, d, 0, n);
     Watchdog w(gate, 5000ms);
-    auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
-    CHECK(ms_since(t0) < 2500.0);
+    check_read_within(p, 2500.0);
     CHECK(std::equal(data.begin(), data.end(), host));
     w.fire_now();
     q2.synchronize();
@@ -509,8 +384,7 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
     REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
     CHECK(ms_since(t0) < 300.0);
     REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_WRITE) == AXL_SUCCESS);
-    const auto done = std::chrono::steady_clock::now();
-    CHECK(done >= w.fired_at());  // it waited for the gate
+    w.check_waited();
     CHECK(ms_since(t0) >= 480.0);  // the gate, then the reader's 100 ms
     // The reader took p's bytes before the host writes over them.
     memset(host, 0xee, n);
@@ -523,7 +397,7 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
     // Rows 7..0, column 3 of an 8x4 int32 matrix into every 4th element:
     // eight per-run copies of 100 ms each.
     axl_layout col = index_ok(make_layout(4, {8, 4}), {every(-1), at(3)});
-    axl_layout dst = index_ok(make_layout(4, {32}), {slice(1, 4)});
+    axl_layout dst = index_ok(make_layout(4, {32}), {slice(1, {}, 4)});
     auto t0 = std::chrono::steady_clock::now();
     REQUIRE(axl_queue_copy_layout(q.get(), p.get(), &dst, d.get(), &col) == AXL_SUCCESS);
     REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
@@ -538,8 +412,8 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
   SECTION("a staged strided copy into a pinned tracked buffer") {
     // 2048 bytes, every other one: past the per-run limit (1024), so one
     // device-to-host transfer of the source's span, not 2048 copies.
-    axl_layout src = index_ok(make_layout(1, {4096}), {slice(4095, -2)});
-    axl_layout dst = index_ok(make_layout(1, {4096}), {slice(1, 2)});
+    axl_layout src = index_ok(make_layout(1, {4096}), {slice(4095, {}, -2)});
+    axl_layout dst = index_ok(make_layout(1, {4096}), {slice(1, {}, 2)});
     auto t0 = std::chrono::steady_clock::now();
     REQUIRE(axl_queue_copy_layout(q.get(), p.get(), &dst, d.get(), &src) == AXL_SUCCESS);
     REQUIRE(axl_buffer_host_wait(p.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
@@ -557,11 +431,8 @@ TEST_CASE("child: host_wait with simulated latency", "[.child]") {
 }
 
 TEST_CASE("host_wait waits for exactly the stamped work (simulated latency)", "[virtual][hazard]") {
-  vt::run_case("child: host_wait with simulated latency",
-               {{"AXL_VIRTUAL_DEVICES", "1"}, {"AXL_VIRTUAL_LATENCY_US", kLatencyUs}});
+  vt::run_case("child: host_wait with simulated latency", kLatencyEnv);
 }
-
-constexpr const char* kFaultRules = "memcpy_htod:1=INTERNAL;memcpy_dtod:2=DEVICE_LOST;memcpy_dtoh:2=INTERNAL";
 
 TEST_CASE("child: a failed enqueue poisons its destination", "[.child]") {
   REQUIRE(env_or_empty("AXL_VIRTUAL_FAIL") == kFaultRules);
@@ -618,11 +489,8 @@ TEST_CASE("child: a failed enqueue poisons its destination", "[.child]") {
 }
 
 TEST_CASE("a failed enqueue poisons the destination's hazard record", "[virtual][hazard][fault]") {
-  vt::run_case("child: a failed enqueue poisons its destination",
-               {{"AXL_VIRTUAL_DEVICES", "1"}, {"AXL_VIRTUAL_FAIL", kFaultRules}});
+  vt::run_case("child: a failed enqueue poisons its destination", kFaultEnv);
 }
-
-constexpr const char* kRecordRule = "event_record:1=INTERNAL";
 
 TEST_CASE("child: no completion could be recorded", "[.child]") {
   REQUIRE(env_or_empty("AXL_VIRTUAL_FAIL") == kRecordRule);
@@ -659,9 +527,7 @@ TEST_CASE("child: no completion could be recorded", "[.child]") {
 }
 
 TEST_CASE("a stamp that cannot be recorded falls back to a queue wait", "[virtual][hazard][fault]") {
-  vt::run_case("child: no completion could be recorded", {{"AXL_VIRTUAL_DEVICES", "1"},
-                                                           {"AXL_VIRTUAL_FAIL", kRecordRule},
-                                                           {"AXL_VIRTUAL_LATENCY_US", kLatencyUs}});
+  vt::run_case("child: no completion could be recorded", kRecordEnv);
 }
 
 // ======================================================== copy_batch ==
