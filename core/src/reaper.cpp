@@ -19,6 +19,7 @@ namespace {
 
 struct Pending {
   std::vector<std::pair<Backend*, axl_pevent>> events;
+  std::vector<Queue*> drain;  // retained: no event could be recorded on them
   std::function<void()> free;
 };
 
@@ -76,6 +77,10 @@ class Reaper {
       AXL_CALL(b, event_synchronize, ev);  // a failure there is the queue's to report
       AXL_CALL(b, event_destroy, ev);
     }
+    for (Queue* q : p.drain) {
+      if (!q->device->backend->poisoned.load()) AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+      release(q);
+    }
     if (!process_exiting()) p.free();
   }
 
@@ -111,15 +116,17 @@ void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free)
         p.events.emplace_back(qb, ev);
       } else {
         if (ev) AXL_CALL(qb, event_destroy, ev);
-        // No marker: wait for the queue itself (this may block).
-        AXL_CALL(qb, queue_synchronize, q->pq);
+        // No marker: the reaper waits for the whole queue instead (keeping
+        // it alive until then), still without blocking the caller.
+        retain(q);
+        p.drain.push_back(q);
       }
     }
     release(q);
   }
   used_by.clear();
   p.free = std::move(free);
-  if (p.events.empty() || !reaper().push(std::move(p))) Reaper::finish(p);
+  if ((p.events.empty() && p.drain.empty()) || !reaper().push(std::move(p))) Reaper::finish(p);
 }
 
 }  // namespace axl::core
