@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "axl/common/driver_library.hpp"
+#include "axl/common/driver_plugin.hpp"
 #include "axl/common/plugin_support.hpp"
 
 namespace axl::cuda {
@@ -35,14 +36,7 @@ struct NvrtcApi {
   nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*) = nullptr;
 };
 
-// What one compilation produced.
-struct CompileResult {
-  axl_status status = AXL_SUCCESS;  // INVALID_ARGUMENT: the program has errors
-  std::string message;              // why it failed, with the compiler log
-  std::string log;                  // NVRTC's log (warnings too), may be empty
-  std::vector<char> image;          // cubin or PTX (NUL-terminated) on success
-  bool is_ptx = false;
-};
+using common::CompileResult;
 
 class Nvrtc {
  public:
