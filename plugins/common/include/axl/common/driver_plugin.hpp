@@ -256,7 +256,7 @@ class DriverPlugin {
         typename D::EventH e = nullptr;
         if (a.event_create(&e, D::kEventDisableTiming) != D::kSuccess) continue;
         if (a.event_record(e, q->stream) != D::kSuccess) {
-          a.event_destroy(e);
+          (void)a.event_destroy(e);
           continue;
         }
         marks.push_back(e);
@@ -269,7 +269,7 @@ class DriverPlugin {
       return true;
     };
     auto free_all = [marks, dev, release = std::move(release)] {
-      for (typename D::EventH e : marks) api().event_destroy(e);
+      for (typename D::EventH e : marks) (void)api().event_destroy(e);
       if (make_current(*dev) == AXL_SUCCESS) release();
     };
     s.graveyard.add(std::move(done), std::move(free_all));
@@ -335,6 +335,8 @@ class DriverPlugin {
   // The plugin table with every slot above (module_compile NULL when the
   // backend has no run-time compiler).
   static constexpr axl_plugin_table table() noexcept;
+  // axl_plugin_negotiate for the backend named D::text.plugin.
+  static axl_status negotiate(axl_negotiate_args* args) noexcept;
 
  private:
   static axl_status set_up(uint32_t index, std::unique_ptr<Device>& out);

@@ -47,7 +47,7 @@ axl_status DriverPlugin<D>::backend_shutdown() noexcept {
     State& b = state();
     const Api& a = api();
     for (auto& d : b.devices)
-      if (d && make_current(*d) == AXL_SUCCESS) a.ctx_synchronize();
+      if (d && make_current(*d) == AXL_SUCCESS) (void)a.ctx_synchronize();
     if (size_t left = b.graveyard.release_all())
       b.host.log(AXL_LOG_WARN, str("backend_shutdown released ", left,
                                    " module(s)/flag(s) whose queued work had not finished"));
@@ -56,15 +56,15 @@ axl_status DriverPlugin<D>::backend_shutdown() noexcept {
       if (!b.queues.empty())
         b.host.log(AXL_LOG_WARN, str("backend_shutdown found ", b.queues.size(),
                                      " queue(s) still alive; destroying their streams"));
-      for (Queue* q : b.queues) a.stream_destroy(q->stream);
+      for (Queue* q : b.queues) (void)a.stream_destroy(q->stream);
       b.queues.clear();
     }
     std::lock_guard<std::mutex> lk(b.dev_mu);
     for (auto& d : b.devices) {
       if (!d) continue;
       if (make_current(*d) == AXL_SUCCESS) {
-        if (d->test_module != nullptr) a.module_unload(d->test_module->module);
-        if (d->alloc_stream != nullptr) a.stream_destroy(d->alloc_stream);
+        if (d->test_module != nullptr) (void)a.module_unload(d->test_module->module);
+        if (d->alloc_stream != nullptr) (void)a.stream_destroy(d->alloc_stream);
       }
       D::release(a, d->dev);
       // The Device stays allocated: a late handle must not dangle.
@@ -247,7 +247,7 @@ axl_status DriverPlugin<D>::memory_alloc(axl_pdevice device, uint64_t bytes, axl
       // Usable from every queue once the allocating stream reached it; that
       // stream carries nothing else, so this wait is short.
       if (axl_status s = check(a.stream_synchronize(d.alloc_stream), D::names.stream_synchronize, what)) {
-        a.free_async(p, d.alloc_stream);
+        (void)a.free_async(p, d.alloc_stream);
         return s;
       }
     } else if (axl_status s = check(a.malloc(&p, bytes), D::names.malloc, what)) {
@@ -633,7 +633,7 @@ axl_status DriverPlugin<D>::flag_create(axl_pdevice device, axl_pflag* out_flag)
     f->host = static_cast<uint64_t*>(p);
     std::memset(p, 0, sizeof(uint64_t));
     if (axl_status s = check(a.host_get_device_pointer(&f->address, p, 0), D::names.host_get_device_pointer)) {
-      a.host_free(p);
+      (void)a.host_free(p);
       return s;
     }
     state().graveyard.sweep();
@@ -648,7 +648,7 @@ axl_status DriverPlugin<D>::flag_destroy(axl_pflag flag) noexcept {
     Flag* f = from(flag);
     // A stream may still be waiting on or writing to it.
     return release_after_queued_work(*f->device, [f] {
-      api().host_free(f->host);
+      (void)api().host_free(f->host);
       delete f;
     });
   });
@@ -714,7 +714,7 @@ axl_status DriverPlugin<D>::module_unload(axl_pmodule module) noexcept {
     Module* m = from(module);
     // Launches of its kernels may still be queued.
     return release_after_queued_work(*m->device, [m] {
-      api().module_unload(m->module);
+      (void)api().module_unload(m->module);
       delete m;
     });
   });
@@ -770,7 +770,7 @@ axl_status DriverPlugin<D>::device_get_test_kernel(axl_pdevice device, int32_t w
         k.param_count = i == 0 ? 2 : 3;
         if (axl_status s = check(api().module_get_function(&k.fn, m->module, names[i]),
                                  D::names.module_get_function, names[i])) {
-          api().module_unload(m->module);
+          (void)api().module_unload(m->module);
           delete m;
           return s;
         }
@@ -864,6 +864,18 @@ constexpr axl_plugin_table DriverPlugin<D>::table() noexcept {
   // A NULL slot: the core answers AXL_ERROR_UNSUPPORTED for the backend.
   t.module_compile = D::kHasCompiler ? module_compile : nullptr;
   return t;
+}
+
+template <class D>
+axl_status DriverPlugin<D>::negotiate(axl_negotiate_args* args) noexcept {
+  // Constant-initialised: negotiation allocates nothing.
+  static constexpr axl_plugin_info kInfo = {
+      sizeof(axl_plugin_info), D::text.plugin, D::text.plugin, "0.1.0",
+      0u,  // accelerators; not fork-safe (require_driver refuses in a child)
+      0u,
+  };
+  static constexpr axl_plugin_table kTable = table();
+  return common::negotiate(args, state().host, &kInfo, &kTable);
 }
 
 }  // namespace axl::common
