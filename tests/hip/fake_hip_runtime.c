@@ -6,25 +6,21 @@
  * 60342134 (6.3.42134), and hipGetErrorName "" (so the plugin's own names
  * show). Every other entry point answers hipErrorNotSupported (801). */
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "../core/fake_driver_util.h"
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
 typedef int fake_result;
 
-static int env_int(const char* name, int fallback) {
-  const char* v = getenv(name);
-  return v && *v ? atoi(v) : fallback;
-}
-
 static fake_result fake_init(unsigned flags) {
   (void)flags;
-  return env_int("FAKE_HIP_INIT_RESULT", 0);
+  return fake_env_int("FAKE_HIP_INIT_RESULT", 0);
 }
 static fake_result fake_device_count(int* n) {
   *n = 0;
-  return env_int("FAKE_HIP_COUNT_RESULT", 0);
+  return fake_env_int("FAKE_HIP_COUNT_RESULT", 0);
 }
 static fake_result fake_driver_version(int* v) {
   *v = 60342134;
@@ -36,25 +32,12 @@ static const char* fake_error_name(fake_result r) {
 }
 static fake_result fake_not_supported(void) { return 801; }
 
-/* Whether `name` is one of FAKE_HIP_OMIT's comma-separated names. */
-static int omitted(const char* name) {
-  const char* list = getenv("FAKE_HIP_OMIT");
-  size_t n = strlen(name);
-  while (list && *list) {
-    const char* end = strchr(list, ',');
-    size_t len = end ? (size_t)(end - list) : strlen(list);
-    if (len == n && strncmp(list, name, n) == 0) return 1;
-    list = end ? end + 1 : NULL;
-  }
-  return 0;
-}
-
 FAKE_EXPORT fake_result hipGetProcAddress(const char* symbol, void** pfn, int version, uint64_t flags,
                                           int* status) {
   (void)version;
   (void)flags;
   *pfn = NULL;
-  if (omitted(symbol)) {
+  if (fake_listed("FAKE_HIP_OMIT", symbol)) {
     if (status) *status = 1; /* HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
     return 500;              /* hipErrorNotFound */
   }

@@ -6,7 +6,7 @@
 // driver-API code in plugins/common) still answers for itself.
 #include <string>
 
-#include "../core/test_util.hpp"
+#include "../core/driver_probe_util.hpp"
 
 using axltest::KV;
 using axltest::run;
@@ -17,34 +17,17 @@ const std::string kProbe = AXL_PROBE_PATH;
 const std::string kFake = AXL_FAKE_HIP_RUNTIME_PATH;
 const std::string kRealRuntime = AXL_HIP_REAL_RUNTIME;
 
-struct Outcome {
-  KV kv;
-  KV::Record hip;
-  std::string err;
-};
-
-// Runs `axl_probe work` with the hip plugin's runtime at `runtime` (unset:
-// the plugin's own search) plus `env`.
-Outcome probe(const std::string& runtime, std::vector<std::pair<std::string, std::string>> env = {}) {
+// `axl_probe work` with the hip plugin's runtime at `runtime` (empty: the
+// plugin's own search) plus `env`.
+axltest::BackendOutcome probe(const std::string& runtime, axltest::Env env = {}) {
   if (!runtime.empty()) env.push_back({"AXL_HIP_RUNTIME_PATH", runtime});
-  env.push_back({"AXL_VIRTUAL_DEVICES", "1"});
-  axltest::RunResult r = run({kProbe, "work"}, env);
-  INFO("probe stdout:\n" << r.out << "\nstderr:\n" << r.err);
-  REQUIRE(r.exit_code == 0);
-  Outcome o{KV(r.out), {}, r.err};
-  o.hip = o.kv.by_file("libaxl_plugin_hip.so");
-  REQUIRE(o.hip.index >= 0);
-  return o;
+  return axltest::probe_backend(kProbe, "libaxl_plugin_hip.so", env);
 }
 
-// The cpu device and the virtual device both did a host round trip; the
-// cuda backend (no driver here) is unavailable for its own reason.
+// The host backends kept working, and the cuda backend (no driver here,
+// sharing the driver-API code in plugins/common) answers for itself.
 void others_work(const KV& kv) {
-  INFO(kv.all().size() << " probe keys");
-  CHECK(kv["dev.cpu.0.work"] == "ok");
-  CHECK(kv["dev.gpu.0.backend"] == "virtual");
-  CHECK(kv["dev.gpu.0.work"] == "ok");
-  CHECK(kv.num("devices.gpu") == 1);  // the virtual one; hip contributes none
+  axltest::check_host_backends_work(kv);
 #if AXL_HIP_HAVE_CUDA
   const KV::Record cuda = kv.by_file("libaxl_plugin_cuda.so");
   REQUIRE(cuda.index >= 0);
@@ -66,17 +49,17 @@ TEST_CASE("the real HIP runtime without a GPU: unavailable with hipErrorNoDevice
     WARN("skipped: libamdhip64.so.{7,6,5} was not found at configure time");
     return;
   }
-  Outcome o = probe("");  // the plugin's own search for the versioned names
-  INFO(o.hip.reason);
-  CHECK(o.hip.name == "hip");
-  CHECK(o.hip.state == "UNAVAILABLE");
-  CHECK(o.hip.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
-  CHECK(o.hip.reason.find("hipErrorNoDevice (100)") != std::string::npos);
-  CHECK(o.hip.reason.find("hipInit failed: ") != std::string::npos);
-  CHECK(o.hip.reason.find("no AMD GPU is visible") != std::string::npos);
+  axltest::BackendOutcome o = probe("");  // the plugin's own search for the versioned names
+  INFO(o.rec.reason);
+  CHECK(o.rec.name == "hip");
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
+  CHECK(o.rec.reason.find("hipErrorNoDevice (100)") != std::string::npos);
+  CHECK(o.rec.reason.find("hipInit failed: ") != std::string::npos);
+  CHECK(o.rec.reason.find("no AMD GPU is visible") != std::string::npos);
   // The real path of the file that was mapped (symlinks resolved).
-  CHECK(o.hip.reason.find("/libamdhip64.so.") != std::string::npos);
-  CHECK(o.hip.devices == 0);
+  CHECK(o.rec.reason.find("/libamdhip64.so.") != std::string::npos);
+  CHECK(o.rec.devices == 0);
   others_work(o.kv);
 }
 
@@ -104,68 +87,56 @@ TEST_CASE("the real HIP runtime without a GPU: the report carries native code 10
 #endif
 
 TEST_CASE("no HIP runtime: unavailable, logged at info level only") {
-  const std::string missing = "/nonexistent/axl-test/libamdhip64.so.6";
-  Outcome info = probe(missing, {{"AXL_LOG_LEVEL", "info"}});
-  INFO(info.hip.reason);
-  CHECK(info.hip.state == "UNAVAILABLE");
-  CHECK(info.hip.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
-  CHECK(info.hip.reason.find("no HIP runtime") != std::string::npos);
-  CHECK(info.hip.reason.find(missing) != std::string::npos);
-  CHECK(info.hip.reason.find("AXL_HIP_RUNTIME_PATH") != std::string::npos);
-  others_work(info.kv);
-  // Absence is normal on most machines: an info line, never a warning.
-  INFO("stderr at info:\n" << info.err);
-  CHECK(info.err.find("plugin hip is unavailable") != std::string::npos);
-  Outcome warn = probe(missing, {{"AXL_LOG_LEVEL", "warn"}});
-  INFO("stderr at warn:\n" << warn.err);
-  CHECK(warn.err.find("hip") == std::string::npos);
+  axltest::BackendOutcome o = axltest::check_absent_library(
+      kProbe, "hip", "AXL_HIP_RUNTIME_PATH", "/nonexistent/axl-test/libamdhip64.so.6", "no HIP runtime");
+  others_work(o.kv);
 }
 
 TEST_CASE("a runtime without a required entry point is refused naming it") {
-  Outcome o = probe(kFake, {{"FAKE_HIP_OMIT", "hipMemcpyPeerAsync"}});
-  INFO(o.hip.reason);
-  CHECK(o.hip.state == "UNAVAILABLE");
-  CHECK(o.hip.reason.find("lacks required entry point(s) hipMemcpyPeerAsync (version ") != std::string::npos);
-  CHECK(o.hip.reason.find("libamdhip64_fake.so") != std::string::npos);
+  axltest::BackendOutcome o = probe(kFake, {{"FAKE_HIP_OMIT", "hipMemcpyPeerAsync"}});
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.reason.find("lacks required entry point(s) hipMemcpyPeerAsync (version ") != std::string::npos);
+  CHECK(o.rec.reason.find("libamdhip64_fake.so") != std::string::npos);
   others_work(o.kv);
 
-  Outcome two = probe(kFake, {{"FAKE_HIP_OMIT", "hipModuleLaunchKernel,hipEventRecord"}});
-  INFO(two.hip.reason);
-  CHECK(two.hip.reason.find("hipEventRecord") != std::string::npos);
-  CHECK(two.hip.reason.find("hipModuleLaunchKernel") != std::string::npos);
+  axltest::BackendOutcome two = probe(kFake, {{"FAKE_HIP_OMIT", "hipModuleLaunchKernel,hipEventRecord"}});
+  INFO(two.rec.reason);
+  CHECK(two.rec.reason.find("hipEventRecord") != std::string::npos);
+  CHECK(two.rec.reason.find("hipModuleLaunchKernel") != std::string::npos);
 }
 
 TEST_CASE("a runtime without the optional entry points still loads") {
   // HIP 5.2 lacks hipLaunchHostFunc; the stream-ordered allocator and the
   // stream memory operations are optional too.
-  Outcome o = probe(kFake, {{"FAKE_HIP_OMIT", "hipLaunchHostFunc,hipStreamWaitValue64,hipStreamWriteValue64,"
+  axltest::BackendOutcome o = probe(kFake, {{"FAKE_HIP_OMIT", "hipLaunchHostFunc,hipStreamWaitValue64,hipStreamWriteValue64,"
                                               "hipMallocAsync,hipFreeAsync"}});
-  INFO(o.hip.reason);
-  CHECK(o.hip.state == "LOADED");
-  CHECK(o.hip.status == "AXL_SUCCESS");
-  CHECK(o.hip.devices == 0);  // the fake has no device
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "LOADED");
+  CHECK(o.rec.status == "AXL_SUCCESS");
+  CHECK(o.rec.devices == 0);  // the fake has no device
   others_work(o.kv);
 }
 
 TEST_CASE("hipInit failures are named by the plugin when the runtime cannot") {
-  Outcome o = probe(kFake, {{"FAKE_HIP_INIT_RESULT", "3"}, {"FAKE_HIP_COUNT_RESULT", "3"}});
-  INFO(o.hip.reason);
-  CHECK(o.hip.state == "UNAVAILABLE");
-  CHECK(o.hip.reason.find("hipInit failed: hipErrorNotInitialized (3)") != std::string::npos);
-  CHECK(o.hip.reason.find("libamdhip64_fake.so") != std::string::npos);
+  axltest::BackendOutcome o = probe(kFake, {{"FAKE_HIP_INIT_RESULT", "3"}, {"FAKE_HIP_COUNT_RESULT", "3"}});
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.reason.find("hipInit failed: hipErrorNotInitialized (3)") != std::string::npos);
+  CHECK(o.rec.reason.find("libamdhip64_fake.so") != std::string::npos);
 
-  Outcome no_device = probe(kFake, {{"FAKE_HIP_INIT_RESULT", "101"}, {"FAKE_HIP_COUNT_RESULT", "100"}});
-  INFO(no_device.hip.reason);
-  CHECK(no_device.hip.reason.find("hipInit failed: hipErrorInvalidDevice (101); "
+  axltest::BackendOutcome no_device = probe(kFake, {{"FAKE_HIP_INIT_RESULT", "101"}, {"FAKE_HIP_COUNT_RESULT", "100"}});
+  INFO(no_device.rec.reason);
+  CHECK(no_device.rec.reason.find("hipInit failed: hipErrorInvalidDevice (101); "
                                   "hipGetDeviceCount: hipErrorNoDevice (100)") != std::string::npos);
 }
 
 TEST_CASE("a library without hipInit is refused as not a HIP runtime") {
   // libc is a loadable library with no HIP symbols at all.
-  Outcome o = probe("libc.so.6");
-  INFO(o.hip.reason);
-  CHECK(o.hip.state == "UNAVAILABLE");
-  CHECK(o.hip.reason.find("lacks hipInit") != std::string::npos);
+  axltest::BackendOutcome o = probe("libc.so.6");
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.reason.find("lacks hipInit") != std::string::npos);
 }
 
 TEST_CASE("axl-info --json reports the runtime's reason") {

@@ -1,5 +1,5 @@
-// What a HIP device is: its properties (gfx architecture, name, memory),
-// whether it has stream-ordered allocation and 64-bit stream memory
+// What a HIP device is beyond what DriverPlugin reads (name, memory): its
+// gfx architecture, whether it has stream-ordered allocation and 64-bit stream memory
 // operations; and host callbacks on runtimes without hipLaunchHostFunc.
 #include <cstdio>
 #include <cstring>
@@ -51,8 +51,6 @@ hipError_t HipDriver::host_fn(const Api& a, Stream s, axl_host_fn fn, void* user
 axl_status HipDriver::describe(Device& d) {
   const RuntimeApi& a = Plugin::api();
   axl_device_properties& p = d.props;
-  std::snprintf(p.label, sizeof p.label, "%s", "gpu");
-  std::snprintf(p.api, sizeof p.api, "%s", "hip");
   // hipDeviceProp_t grew in HIP 6 (hipGetDeviceProperties became
   // hipGetDevicePropertiesR0600, the old name keeping the old layout); the
   // buffer is larger than any layout so a newer runtime cannot overrun it.
@@ -67,23 +65,14 @@ axl_status HipDriver::describe(Device& d) {
   // "gfx90a:sramecc+:xnack-": the target id hipcc's --offload-arch takes.
   const std::string arch(props->gcnArchName, strnlen(props->gcnArchName, sizeof props->gcnArchName));
   std::snprintf(p.architecture_name, sizeof p.architecture_name, "%s", arch.c_str());
-  if (a.device_get_name(p.model_name, static_cast<int>(sizeof p.model_name), d.dev) != hipSuccess)
-    std::snprintf(p.model_name, sizeof p.model_name, "%s", "HIP device");
-  size_t total = 0;
-  if (axl_status s = Plugin::check(a.device_total_mem(&total, d.dev), names.device_total_mem)) return s;
-  p.total_memory_bytes = total;
-  // No per-allocation cap below the device's memory is documented.
-  p.max_single_alloc_bytes = total;
-  p.is_host = 0;
   p.is_host_unified = attribute(d, hipDeviceAttributeIntegrated) != 0 ? 1 : 0;
   // Code objects are built per gfx target, so any device the runtime
   // reports with one can run axl's modules.
   p.is_compatible = std::strncmp(p.architecture_name, "gfx", 3) == 0 ? 1 : 0;
 
-  d.stream_mem_ops = a.stream_wait_value64 != nullptr && a.stream_write_value64 != nullptr &&
-                     attribute(d, hipDeviceAttributeCanUseStreamWaitValue) != 0;
-  d.pools = a.malloc_async != nullptr && a.free_async != nullptr && a.pool_get_default != nullptr &&
-            attribute(d, hipDeviceAttributeMemoryPoolsSupported) != 0;
+  // DriverPlugin checks that the entry points exist too.
+  d.stream_mem_ops = attribute(d, hipDeviceAttributeCanUseStreamWaitValue) != 0;
+  d.pools = attribute(d, hipDeviceAttributeMemoryPoolsSupported) != 0;
   return AXL_SUCCESS;
 }
 

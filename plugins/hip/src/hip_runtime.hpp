@@ -93,9 +93,6 @@ struct RuntimeNames {
 #undef AXL_HIP_NAME
 };
 
-// The table resolve_driver_symbols walks (runtime.cpp).
-const common::DriverSymbol* runtime_symbols(size_t* count) noexcept;
-
 // The hipError_t codes this plugin maps, with their axl statuses.
 const common::DriverErrors& runtime_errors() noexcept;
 

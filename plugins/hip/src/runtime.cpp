@@ -85,11 +85,6 @@ std::string version_text(int v) {
 
 }  // namespace
 
-const common::DriverSymbol* runtime_symbols(size_t* count) noexcept {
-  *count = std::size(kSymbols);
-  return kSymbols;
-}
-
 const common::DriverErrors& runtime_errors() noexcept { return kErrorMap; }
 
 common::DriverProbe load_runtime(common::DriverLibrary& lib, RuntimeApi& api) {
@@ -131,24 +126,23 @@ common::DriverProbe load_runtime(common::DriverLibrary& lib, RuntimeApi& api) {
     return DriverProbe::unavailable(message + hint_for(code) + where, code, name_of(api, code));
   }
 
-  size_t count = 0;
-  const common::DriverSymbol* symbols = runtime_symbols(&count);
-  const common::SymbolResolution res = common::resolve_driver_symbols(symbols, count, &api, lookup);
+  const common::SymbolResolution res =
+      common::resolve_driver_symbols(kSymbols, std::size(kSymbols), &api, lookup);
   if (!res.ok())
-    return DriverProbe::unavailable("the HIP runtime lacks required entry point(s) " +
-                                    common::join(res.missing_required) + where);
-
-  int version = 0;
-  if (hipError_t r = api.driver_get_version(&version); r != hipSuccess)
-    return DriverProbe::unavailable("hipDriverGetVersion failed: " + code_text(api, r) + where, r, name_of(api, r));
-  int devices = 0;
-  if (hipError_t r = api.device_get_count(&devices); r != hipSuccess)
-    return DriverProbe::unavailable("hipGetDeviceCount failed: " + code_text(api, r) + hint_for(r) + where, r,
+    return DriverProbe::unavailable(common::str("the HIP runtime lacks required entry point(s) ",
+                                                common::join(res.missing_required), where));
+  // A failed query after a successful hipInit: the runtime is unusable.
+  auto failed = [&](const char* call, hipError_t r) {
+    return DriverProbe::unavailable(common::str(call, " failed: ", code_text(api, r), hint_for(r), where), r,
                                     name_of(api, r));
+  };
   DriverProbe ok;
-  ok.driver_version = version;
-  ok.device_count = devices;
-  ok.message = "HIP runtime " + version_text(version) + ", " + std::to_string(devices) + " device(s)" + where;
+  if (hipError_t r = api.driver_get_version(&ok.driver_version); r != hipSuccess)
+    return failed("hipDriverGetVersion", r);
+  if (hipError_t r = api.device_get_count(&ok.device_count); r != hipSuccess)
+    return failed("hipGetDeviceCount", r);
+  ok.message = common::str("HIP runtime ", version_text(ok.driver_version), ", ", ok.device_count,
+                           " device(s)", where);
   if (!res.missing_optional.empty())
     ok.message += "; optional entry points missing: " + common::join(res.missing_optional);
   return ok;

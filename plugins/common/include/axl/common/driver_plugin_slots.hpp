@@ -96,8 +96,8 @@ axl_status DriverPlugin<D>::backend_set_tracing(uint8_t enabled) noexcept {
 
 // ---- devices ----------------------------------------------------------------
 
-// Retains the primary context, reads what never changes (D::describe) and
-// sets up stream-ordered allocation. The caller holds dev_mu.
+// Retains the primary context, reads what never changes (the vendor part in
+// D::describe) and sets up stream-ordered allocation. The caller holds dev_mu.
 template <class D>
 axl_status DriverPlugin<D>::set_up(uint32_t index, std::unique_ptr<Device>& out) {
   const Api& a = api();
@@ -112,11 +112,28 @@ axl_status DriverPlugin<D>::set_up(uint32_t index, std::unique_ptr<Device>& out)
     D::release(a, d->dev);
     return s;
   }
-  d->props.struct_size = sizeof d->props;
-  if (axl_status s = D::describe(*d)) {
+  axl_device_properties& p = d->props;
+  p.struct_size = sizeof p;
+  std::snprintf(p.label, sizeof p.label, "%s", "gpu");
+  std::snprintf(p.api, sizeof p.api, "%s", D::text.plugin);
+  if (a.device_get_name(p.model_name, static_cast<int>(sizeof p.model_name), d->dev) != D::kSuccess)
+    std::snprintf(p.model_name, sizeof p.model_name, "%s device", D::text.vendor);
+  size_t total = 0;
+  axl_status s = check(a.device_total_mem(&total, d->dev), D::names.device_total_mem);
+  p.total_memory_bytes = total;
+  // Neither API has a per-allocation cap below the device's memory.
+  p.max_single_alloc_bytes = total;
+  p.is_host = 0;
+  // The architecture, unified memory, compatibility, pools and stream
+  // memory operations: the vendor's own queries.
+  if (s == AXL_SUCCESS) s = D::describe(*d);
+  if (s != AXL_SUCCESS) {
     D::release(a, d->dev);
     return s;
   }
+  // What the device supports, usable only where the runtime has the calls.
+  d->stream_mem_ops = d->stream_mem_ops && a.stream_wait_value64 != nullptr && a.stream_write_value64 != nullptr;
+  d->pools = d->pools && a.malloc_async != nullptr && a.free_async != nullptr && a.pool_get_default != nullptr;
   if (d->pools) {
     // Pool memory is cached by the pool instead of returned to the driver at
     // every synchronisation: what makes stream-ordered allocation cheap.
