@@ -58,6 +58,7 @@ inline BackendOutcome check_absent_library(const std::string& probe, const std::
   CHECK(info.rec.reason.find(absent_text) != std::string::npos);
   CHECK(info.rec.reason.find(missing) != std::string::npos);
   CHECK(info.rec.reason.find(env_var) != std::string::npos);
+  CHECK(info.rec.reason.find("could not be loaded") != std::string::npos);
   INFO("stderr at info:\n" << info.err);
   CHECK(info.err.find("plugin " + name + " is unavailable") != std::string::npos);
   BackendOutcome warn = probe_backend(probe, file, {{env_var, missing}, {"AXL_LOG_LEVEL", "warn"}});
