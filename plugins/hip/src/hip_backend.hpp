@@ -8,11 +8,14 @@
 // ordinal; its primary contexts are deprecated), queues are non-blocking
 // streams, events are hipEvent_t, completion flags are 8 bytes of mapped
 // pinned memory driven by hipStreamWaitValue64/hipStreamWriteValue64,
-// kernels come from code objects (HSACO) through hipModuleLoadData.
+// kernels come from code objects (HSACO) through hipModuleLoadData or from
+// hiprtc (module_compile).
 // docs/backends.md maps every slot to the HIP call behind it.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "axl/common/driver_traits.hpp"
 #include "axl/plugin.h"
@@ -35,9 +38,17 @@ struct HipDriver
       "HSACO (an AMD GPU code object) or AUTO", "AXL_SOURCE_LANGUAGE_HIP (2)", "hiprtc", "axl_program.hip"};
   // HIP's kernel argument space is 4 KiB, as CUDA's was before 12.1.
   static constexpr common::ArgLimits kArgLimits{4096, 4096};
-  // No run-time compiler yet: module_compile stays NULL (docs/backends.md).
-  static constexpr bool kHasCompiler = false;
+  static constexpr bool kHasCompiler = true;  // hiprtc
   static constexpr int32_t kLanguage = AXL_SOURCE_LANGUAGE_HIP;
+
+  // The vendor-only parts. module.cpp: HIP C++ compiled by hiprtc for the
+  // device's gfx target, code objects through hipModuleLoadData, the test
+  // kernels; device.cpp: the gfx architecture and capabilities.
+  static common::CompileResult compile(Device& d, const std::string& source, const std::string& name,
+                                       const std::vector<std::string>& options);
+  static axl_status load_image(Device& d, const void* image, size_t size, const char* what, Module** out);
+  static axl_status load_test_module(Device& d, Module** out);
+  static axl_status describe(Device& d);
 
   static common::DriverProbe load(common::DriverLibrary& lib, Api& api) { return load_runtime(lib, api); }
   static const common::DriverErrors& errors() noexcept { return runtime_errors(); }
@@ -75,17 +86,6 @@ struct HipDriver
     return format == AXL_MODULE_FORMAT_AUTO || format == AXL_MODULE_FORMAT_HSACO;
   }
   static const char* image_kind(const common::CompileResult&) noexcept { return "code object"; }
-
-  // device.cpp: the properties (gfx architecture, name, memory) and
-  // capabilities of a device.
-  static axl_status describe(Device& d);
-  // module.cpp: code objects through hipModuleLoadData; the test kernels.
-  static axl_status load_image(Device& d, const void* image, size_t size, const char* what, Module** out);
-  static axl_status load_test_module(Device& d, Module** out);
-  static common::CompileResult compile(Device&, const std::string&, const std::string&,
-                                       const std::vector<std::string>&) {
-    return {};  // unused while kHasCompiler is false
-  }
 };
 
 using Plugin = common::DriverPlugin<HipDriver>;

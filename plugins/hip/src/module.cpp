@@ -1,8 +1,10 @@
 // Loading HIP modules: AMD GPU code objects (HSACO, or an offload bundle
-// with one for the device) through hipModuleLoadData.
+// with one for the device) through hipModuleLoadData; HIP C++ through
+// hiprtc (module_compile) and the test kernels compiled by it.
 #include <memory>
 
 #include "hip_backend.hpp"
+#include "hiprtc.hpp"
 
 namespace axl::hip {
 
@@ -22,13 +24,20 @@ axl_status HipDriver::load_image(Device& d, const void* image, size_t size, cons
   return AXL_SUCCESS;
 }
 
-axl_status HipDriver::load_test_module(Device& d, Module**) {
-  // Code objects are per gfx target and axl ships no compiler for them
-  // (no hiprtc yet), so there are no built-in test kernels to load.
-  return Plugin::fail(AXL_ERROR_UNSUPPORTED,
-                      common::str("device_get_test_kernel: the hip backend has no built-in test kernels for ",
-                                  d.props.architecture_name,
-                                  " (they need a code object per gfx target); load an HSACO with module_load"));
+axl_status HipDriver::load_test_module(Device& d, Module** out) {
+  // Code objects are per gfx target, so the test kernels are compiled for
+  // this device's from source, once per device.
+  common::CompileResult r =
+      Hiprtc::instance().compile(kTestKernelsSource, "axl_test_kernels.hip", {}, d.props.architecture_name);
+  if (r.status != AXL_SUCCESS)
+    return Plugin::fail(r.status, "device_get_test_kernel: the test kernels could not be compiled: " + r.message);
+  return load_image(d, r.image.data(), r.image.size(), "the built-in test kernels (hiprtc)", out);
+}
+
+common::CompileResult HipDriver::compile(Device& d, const std::string& source, const std::string& name,
+                                         const std::vector<std::string>& options) {
+  // A code object for the device's exact target id (features included).
+  return Hiprtc::instance().compile(source, name, options, d.props.architecture_name);
 }
 
 }  // namespace axl::hip
