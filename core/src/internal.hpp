@@ -344,6 +344,8 @@ void note_use(Buffer* b, Queue* q);
 // far, on a background thread (or at once when none is pending); releases
 // and clears used_by. Never blocks unless an event cannot be recorded.
 void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free);
+// At exit: lets the deferred frees finish (bounded wait).
+void drain_deferred_frees();
 // Enqueues a byte copy between two buffers on q (any devices, any backends;
 // no validation, no stamps): the body of axl_queue_copy_buffer.
 axl_status copy_bytes(Queue* q, Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset,

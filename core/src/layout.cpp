@@ -5,6 +5,9 @@
 
 #include "internal.hpp"
 
+static_assert(sizeof(axl_layout) == 528, "axl_layout is ABI: 16 bytes + 2 x 32 int64");
+static_assert(sizeof(axl_index) == 32, "axl_index is ABI");
+
 using namespace axl::core;
 
 namespace {

@@ -275,7 +275,10 @@ void load_one(Registry& r, PluginRecord& rec, const std::string& file_name) {
                  ", " + std::to_string(count) + " device(s)");
 }
 
-void atexit_handler() { g_exiting.store(true); }
+void atexit_handler() {
+  drain_deferred_frees();
+  g_exiting.store(true);
+}
 
 void fork_prepare() { registry().mu.lock(); }
 void fork_parent() { registry().mu.unlock(); }

@@ -6,6 +6,7 @@
 // waiting on, and freeing from a queue callback is not allowed on CUDA.
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -38,8 +39,18 @@ class Reaper {
       owner_.store(getpid());
     }
     items_.push_back(std::move(p));
+    ++pending_;
     cv_.notify_one();
     return true;
+  }
+
+  // Waits up to `timeout` for every handed-over free to finish (at exit, so
+  // leak checkers and external owners see their memory returned). A queue
+  // that never finishes (gated forever) cannot hold up the exit longer.
+  void drain(std::chrono::milliseconds timeout) {
+    if (owner_.load() != getpid()) return;
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait_for(lk, timeout, [&] { return pending_ == 0; });
   }
 
  private:
@@ -53,6 +64,8 @@ class Reaper {
         items_.pop_front();
       }
       finish(p);
+      std::lock_guard<std::mutex> lk(mu_);
+      if (--pending_ == 0) done_cv_.notify_all();
     }
   }
 
@@ -68,8 +81,9 @@ class Reaper {
 
  private:
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, done_cv_;
   std::deque<Pending> items_;
+  size_t pending_ = 0;  // pushed and not yet freed
   bool started_ = false;
   std::atomic<pid_t> owner_{0};
 };
@@ -80,6 +94,8 @@ Reaper& reaper() {
 }
 
 }  // namespace
+
+void drain_deferred_frees() { reaper().drain(std::chrono::milliseconds(5000)); }
 
 void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free) {
   Pending p;

@@ -46,6 +46,13 @@ uint32_t element_size_of(py::handle dtype) {
   return size;
 }
 
+bool is_dtype(py::handle o) {
+  Cache& c = cache();
+  if (c.element_size.count(o.ptr())) return true;
+  if (!c.dtype_cls) c.dtype_cls = py::module_::import("axl.dtype").attr("DType");
+  return py::isinstance(o, c.dtype_cls);
+}
+
 bool device_is_host(axl_device_t d) {
   Cache& c = cache();
   if (auto it = c.is_host.find(d); it != c.is_host.end()) return it->second;
@@ -265,7 +272,10 @@ Raises:
             if (!device.is_none() && !stream.is_none())
               throw py::type_error("Buffer(): pass device or stream, not both");
             // Buffer(ndarray, dev) positionally: MAX's third overload.
-            if (!dtype.is_none() && !PyType_Check(dtype.ptr()) && py::hasattr(dtype, "__array_interface__")) {
+            // (A DType is the common case: checked first, since hasattr on
+            // a missing attribute raises and clears an AttributeError.)
+            if (!dtype.is_none() && !is_dtype(dtype) && !PyType_Check(dtype.ptr()) &&
+                py::hasattr(dtype, "__array_interface__")) {
               if (!device.is_none() || !stream.is_none())
                 throw py::type_error("Buffer(array, device): give the device once");
               device = shape;
@@ -440,6 +450,7 @@ A point in a queue that host accesses wait for (MAX:
     check(axl_buffer_stamp(b.buffer.get(), c.c, access));
   });
 
+  m.attr("MAX_RANK") = AXL_MAX_RANK;
   m.def("_copy_batch", [](py::sequence pairs) {
     // pairs: (dst, src) Buffers, contiguous, equal byte sizes (checked by
     // the Python caller). The core groups them by destination device.

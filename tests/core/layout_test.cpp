@@ -228,7 +228,7 @@ TEST_CASE("layout_init: row-major strides, zero extents, errors", "[layout]") {
   int64_t shape[AXL_MAX_RANK + 1];
   std::fill(shape, shape + AXL_MAX_RANK + 1, 1);
   CHECK(axl_layout_init(&out, AXL_MAX_RANK, shape, 1) == AXL_SUCCESS);
-  require_status(axl_layout_init(&out, AXL_MAX_RANK + 1, shape, 1), AXL_ERROR_INVALID_ARGUMENT, {"65"});
+  require_status(axl_layout_init(&out, AXL_MAX_RANK + 1, shape, 1), AXL_ERROR_INVALID_ARGUMENT, {"33"});
   int64_t neg[2] = {3, -1};
   require_status(axl_layout_init(&out, 2, neg, 4), AXL_ERROR_INVALID_ARGUMENT, {"-1", "axis 1"});
   int64_t ok[1] = {3};

@@ -88,11 +88,14 @@ def test_rank0_bfloat16_keeps_its_shape(tmp_path):
 
 def test_long_key_and_high_rank(tmp_path):
     # A header beyond the first read: the loader reads what the parser asks.
-    shape = (1,) * 60 + (3,)  # numpy stops at 64 dimensions; rank 255 is in the core test
+    shape = (1,) * 31 + (3,)  # a Buffer has at most 32 dimensions; rank 255 is in the core test
     values = np.arange(3, dtype=np.int16)
     path = write(tmp_path, max_bytes(DType.int16, shape, values.tobytes(), key=b"k" * 10000))
     buf = load_max_buffer(str(path))  # a str path works as well as a Path
     assert buf.shape == shape
+    too_deep = write(tmp_path, max_bytes(DType.int16, (1,) * 33, values[:1].tobytes()), name="deep.max")
+    with pytest.raises(ValueError, match="33"):
+        load_max_buffer(too_deep)
     np.testing.assert_array_equal(buf.to_numpy().reshape(-1), values)
 
 

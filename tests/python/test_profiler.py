@@ -341,12 +341,15 @@ def test_traced_async_functions():
 def test_launches_and_copies_reach_the_collector(cpu, queue):
     import numpy as np
     from axl.driver import Buffer
+    from axl.dtype import DType
 
     k = cpu._test_kernel(0)
     set_gpu_profiling_state("on")
     with SpanCollector() as c:
         with Trace("upload"):
-            buf = Buffer.from_numpy(np.arange(16, dtype=np.uint32), device=cpu)  # a 64-byte copy
+            # from_numpy aliases (MAX): the copy into a cpu buffer is the 64-byte HtoD.
+            buf = Buffer(DType.uint32, (16,), cpu)
+            buf.inplace_copy_from(Buffer.from_numpy(np.arange(16, dtype=np.uint32)))
             queue.launch(k, 1, 4, buf, np.uint32(4))
             queue.synchronize()
     launches = [e for e in c.events if e["kind"] == "launch"]
@@ -438,12 +441,14 @@ import json, sys
 import numpy as np
 from axl.profiler import Tracer, traced, is_profiling_enabled
 from axl.driver import CPU, Buffer, DeviceQueue
+from axl.dtype import DType
 print("enabled", is_profiling_enabled())
 
 @traced
 def step():
     q = DeviceQueue(CPU())
-    b = Buffer.from_numpy(np.arange(16, dtype=np.float32))
+    b = Buffer(DType.float32, (16,), CPU())
+    b.inplace_copy_from(Buffer.from_numpy(np.arange(16, dtype=np.float32)))  # one HtoD copy
     b.to_numpy()
     q.synchronize()
 

@@ -142,11 +142,12 @@ def hot_function():
 def test_profiled_region_prints_cpu_and_launch_tables(cpu, queue):
     import numpy as np
     from axl.driver import Buffer
+    from axl.dtype import DType
 
     out = io.StringIO()
     with profiled_region(top_n=5, out=out):
         hot_function()
-        Buffer.from_numpy(np.zeros(32, dtype=np.float32), device=cpu)
+        Buffer(DType.float32, (32,), cpu).inplace_copy_from(Buffer.from_numpy(np.zeros(32, dtype=np.float32)))
         queue.synchronize()
     text = out.getvalue()
     assert "=== Top 5 Python/CPU functions (" in text
@@ -221,11 +222,12 @@ def busy():
 backend = ProfileBackend({nsys}, True, True)
 maybe_reexec_under_nsys({output!r}, top_n=5, backend=backend)
 from axl.driver import Buffer, CPU
+from axl.dtype import DType
 from axl.profiler import Tracer
 with profiled_region(top_n=5):
     with Tracer("work"):
         busy()
-        Buffer.from_numpy(np.ones(8, dtype=np.float32), device=CPU())
+        Buffer(DType.float32, (8,), CPU()).inplace_copy_from(Buffer.from_numpy(np.ones(8, dtype=np.float32)))
 print("program done", flush=True)
 sys.exit(3)
 """

@@ -262,7 +262,7 @@ AXL_API axl_status axl_buffer_create_external(axl_device_t device, uint64_t addr
  * negative or zero). The functions are pure: no handles, no allocation, safe
  * from any thread. Semantics follow numpy basic indexing (and so MAX's
  * Buffer.__getitem__ and Buffer.view). */
-#define AXL_MAX_RANK 64
+#define AXL_MAX_RANK 32 /* numpy 1.x's NPY_MAXDIMS; keeps axl_layout at 528 bytes */
 
 typedef struct axl_layout {
   uint32_t rank;                  /* 0..AXL_MAX_RANK; 0 is one element */

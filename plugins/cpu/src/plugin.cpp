@@ -1,9 +1,11 @@
 // The cpu backend's entry point, its function table and the backend slots.
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
 #include "cpu_backend.hpp"
+#include "axl/common/slots.hpp"
 
 namespace axl::cpu {
 
@@ -103,58 +105,11 @@ const axl_plugin_info kInfo = {
     0u,
 };
 
-constexpr axl_plugin_table make_table() {
-  axl_plugin_table t{};
-  t.struct_size = sizeof(axl_plugin_table);
-  t.backend_init = backend_init;
-  t.backend_shutdown = backend_shutdown;
-  t.backend_device_count = backend_device_count;
-  t.backend_set_tracing = backend_set_tracing;
-  t.backend_set_option = backend_set_option;
-  t.device_get = device_get;
-  t.device_get_properties = device_get_properties;
-  t.device_get_memory_info = device_get_memory_info;
-  t.device_can_access_peer = device_can_access_peer;
-  // No peers exist (one host device), so there is nothing to enable; the
-  // core answers UNSUPPORTED naming the slot.
-  t.device_enable_peer_access = nullptr;
-  t.memory_alloc = memory_alloc;
-  t.memory_free = memory_free;
-  t.pinned_alloc = pinned_alloc;
-  t.pinned_free = pinned_free;
-  t.queue_create = queue_create;
-  t.queue_destroy = queue_destroy;
-  t.queue_synchronize = queue_synchronize;
-  t.queue_copy_htod = queue_copy_htod;
-  t.queue_copy_dtoh = queue_copy_dtoh;
-  t.queue_copy_dtod = queue_copy_dtod;
-  t.queue_copy_peer = queue_copy_peer;
-  t.queue_fill = queue_fill;
-  t.queue_record_event = queue_record_event;
-  t.queue_wait_event = queue_wait_event;
-  t.queue_wait_flag = queue_wait_flag;
-  t.queue_write_flag = queue_write_flag;
-  t.queue_enqueue_host_fn = queue_enqueue_host_fn;
-  t.queue_get_native_handle = queue_get_native_handle;
-  t.queue_launch = queue_launch;
-  t.event_create = event_create;
-  t.event_destroy = event_destroy;
-  t.event_synchronize = event_synchronize;
-  t.event_query = event_query;
-  t.event_elapsed_ms = event_elapsed_ms;
-  t.flag_create = flag_create;
-  t.flag_destroy = flag_destroy;
-  t.flag_get_device_address = flag_get_device_address;
-  t.flag_get_host_address = flag_get_host_address;
-  t.module_load = module_load;
-  t.module_unload = module_unload;
-  t.module_get_kernel = module_get_kernel;
-  t.device_get_test_kernel = device_get_test_kernel;
-  return t;
-}
-
+// Slots left NULL (the core answers UNSUPPORTED naming them): no peers exist
+// (one host device), so there is nothing to enable; no run-time compiler.
+constexpr std::array<std::string_view, 2> kOmitted{"device_enable_peer_access", "module_compile"};
 // constexpr: the table is in read-only data, complete before any caller.
-constexpr axl_plugin_table kTable = make_table();
+constexpr axl_plugin_table kTable = AXL_PLUGIN_TABLE(kOmitted);
 
 }  // namespace
 

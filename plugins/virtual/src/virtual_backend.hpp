@@ -27,6 +27,7 @@
 #include "axl/common/flag.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/ref_counted.hpp"
+#include "axl/common/slots.hpp"
 #include "axl/common/trace.hpp"
 #include "axl/common/work_queue.hpp"
 #include "axl/plugin.h"
@@ -282,65 +283,8 @@ axl_status resolve(Device& device, axl_devaddr address, uint64_t bytes, const ch
 
 // ---- table slots (one .cpp per concept) -------------------------------------------------
 // Their contracts are the comments on the slots in axl/plugin.h.
-// backend (plugin.cpp)
-axl_status backend_init() noexcept;
-axl_status backend_shutdown() noexcept;
-axl_status backend_device_count(uint32_t* out_count) noexcept;
-axl_status backend_set_tracing(uint8_t enabled) noexcept;
-axl_status backend_set_option(const char* key, const char* value) noexcept;
-// device (device.cpp)
-axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept;
-axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept;
-axl_status device_get_memory_info(axl_pdevice device, uint64_t* out_free,
-                                  uint64_t* out_total) noexcept;
-axl_status device_can_access_peer(axl_pdevice device, axl_pdevice peer, uint8_t* out) noexcept;
-axl_status device_enable_peer_access(axl_pdevice device, axl_pdevice peer) noexcept;
-// memory (memory.cpp)
-axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept;
-axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept;
-axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept;
-axl_status pinned_free(axl_pdevice device, void* host) noexcept;
-// queue (queue.cpp)
-axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
-                        axl_pqueue* out_queue) noexcept;
-axl_status queue_destroy(axl_pqueue queue) noexcept;
-axl_status queue_synchronize(axl_pqueue queue) noexcept;
-axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
-                           uint64_t bytes) noexcept;
-axl_status queue_copy_dtoh(axl_pqueue queue, void* dst, axl_devaddr src, uint64_t bytes) noexcept;
-axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
-                           uint64_t bytes) noexcept;
-axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice dst_device, axl_devaddr dst,
-                           axl_pdevice src_device, axl_devaddr src, uint64_t bytes) noexcept;
-axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern,
-                      uint32_t pattern_size) noexcept;
-axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept;
-axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept;
-axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
-axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
-axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept;
-axl_status queue_get_native_handle(axl_pqueue queue, uint64_t* out_handle) noexcept;
-// launch (kernel.cpp)
-axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_config* config,
-                        const axl_kernel_arg* args, uint32_t num_args) noexcept;
-axl_status device_get_test_kernel(axl_pdevice device, int32_t which,
-                                  axl_pkernel* out_kernel) noexcept;
-// event (event.cpp)
-axl_status event_create(axl_pdevice device, uint32_t flags, axl_pevent* out_event) noexcept;
-axl_status event_destroy(axl_pevent event) noexcept;
-axl_status event_synchronize(axl_pevent event) noexcept;
-axl_status event_query(axl_pevent event) noexcept;
-axl_status event_elapsed_ms(axl_pevent start, axl_pevent end, float* out_ms) noexcept;
-// flag (flag.cpp)
-axl_status flag_create(axl_pdevice device, axl_pflag* out_flag) noexcept;
-axl_status flag_destroy(axl_pflag flag) noexcept;
-axl_status flag_get_device_address(axl_pflag flag, axl_devaddr* out) noexcept;
-axl_status flag_get_host_address(axl_pflag flag, uint64_t** out) noexcept;
-// module (module.cpp)
-axl_status module_load(axl_pdevice device, const axl_module_desc* desc,
-                       axl_pmodule* out_module) noexcept;
-axl_status module_unload(axl_pmodule module) noexcept;
-axl_status module_get_kernel(axl_pmodule module, const char* name,
-                             axl_pkernel* out_kernel) noexcept;
+// Every slot, with plugin.h's signatures (plugins/common/.../slots.hpp): one
+// definition per .cpp of its concept (backend in plugin.cpp, device.cpp, ...).
+AXL_DECLARE_PLUGIN_SLOTS()
 
 }  // namespace axl::virt

@@ -397,6 +397,8 @@ def _mmap(
     if mode not in _MMAP_MODES:
         raise ValueError(f"mode must be one of {sorted(_MMAP_MODES)}, got {mode!r}")
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    if len(dims) > _core.MAX_RANK:
+        raise ValueError(f"mmap: shape {dims} has rank {len(dims)}; a Buffer has at most {_core.MAX_RANK} dimensions")
     if any(d == 0 for d in dims):
         # Nothing to map (mmap refuses zero lengths); the file must still exist.
         if not os.path.exists(filename):
