@@ -6,12 +6,15 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include "axl/common/driver_plugin.hpp"
+#include "axl/common/slots.hpp"
 
 namespace axl::common {
 
@@ -832,55 +835,18 @@ axl_status DriverPlugin<D>::module_compile(axl_pdevice device, const axl_compile
 
 // ---- the table ----------------------------------------------------------------
 
+inline constexpr std::array<std::string_view, 1> kDriverSlotsOmitted{"backend_set_option"};
+inline constexpr std::array<std::string_view, 2> kDriverSlotsOmittedNoCompiler{"backend_set_option",
+                                                                               "module_compile"};
+
 template <class D>
 constexpr axl_plugin_table DriverPlugin<D>::table() noexcept {
-  axl_plugin_table t{};
-  t.struct_size = sizeof(axl_plugin_table);
-  t.backend_init = backend_init;
-  t.backend_shutdown = backend_shutdown;
-  t.backend_device_count = backend_device_count;
-  t.backend_set_tracing = backend_set_tracing;
-  t.backend_set_option = nullptr;  // no options
-  t.device_get = device_get;
-  t.device_get_properties = device_get_properties;
-  t.device_get_memory_info = device_get_memory_info;
-  t.device_can_access_peer = device_can_access_peer;
-  t.device_enable_peer_access = device_enable_peer_access;
-  t.memory_alloc = memory_alloc;
-  t.memory_free = memory_free;
-  t.pinned_alloc = pinned_alloc;
-  t.pinned_free = pinned_free;
-  t.queue_create = queue_create;
-  t.queue_destroy = queue_destroy;
-  t.queue_synchronize = queue_synchronize;
-  t.queue_copy_htod = queue_copy_htod;
-  t.queue_copy_dtoh = queue_copy_dtoh;
-  t.queue_copy_dtod = queue_copy_dtod;
-  t.queue_copy_peer = queue_copy_peer;
-  t.queue_fill = queue_fill;
-  t.queue_record_event = queue_record_event;
-  t.queue_wait_event = queue_wait_event;
-  t.queue_wait_flag = queue_wait_flag;
-  t.queue_write_flag = queue_write_flag;
-  t.queue_enqueue_host_fn = queue_enqueue_host_fn;
-  t.queue_get_native_handle = queue_get_native_handle;
-  t.queue_launch = queue_launch;
-  t.event_create = event_create;
-  t.event_destroy = event_destroy;
-  t.event_synchronize = event_synchronize;
-  t.event_query = event_query;
-  t.event_elapsed_ms = event_elapsed_ms;
-  t.flag_create = flag_create;
-  t.flag_destroy = flag_destroy;
-  t.flag_get_device_address = flag_get_device_address;
-  t.flag_get_host_address = flag_get_host_address;
-  t.module_load = module_load;
-  t.module_unload = module_unload;
-  t.module_get_kernel = module_get_kernel;
-  t.device_get_test_kernel = device_get_test_kernel;
-  // A NULL slot: the core answers AXL_ERROR_UNSUPPORTED for the backend.
-  t.module_compile = D::kHasCompiler ? module_compile : nullptr;
-  return t;
+  // No options; module_compile only with a run-time compiler (a NULL slot:
+  // the core answers AXL_ERROR_UNSUPPORTED naming it).
+  if constexpr (D::kHasCompiler)
+    return AXL_PLUGIN_TABLE(kDriverSlotsOmitted);
+  else
+    return AXL_PLUGIN_TABLE(kDriverSlotsOmittedNoCompiler);
 }
 
 template <class D>
