@@ -5,8 +5,10 @@ set -euo pipefail
 # libze-dev: the Level Zero headers the level_zero plugin builds against;
 # libze1: the real loader its no-device tests run against (no GPU driver).
 # clang + libclang-rt-dev: the libFuzzer build of tests/fuzz (scripts/test.sh).
+# libamdhip64-dev: the HIP headers the hip plugin builds against;
+# libamdhip64-5: the real HIP runtime its no-device tests run against.
 pkgs=(cmake g++ make binutils pkgconf libspdlog-dev catch2 libbenchmark-dev python3 python3-venv python3-dev
-      libze-dev libze1 clang libclang-rt-dev)
+      libze-dev libze1 clang libclang-rt-dev libamdhip64-dev libamdhip64-5)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "../core/test_util.hpp"
+#include "../core/driver_probe_util.hpp"
 
 using axltest::KV;
 using axltest::run;
@@ -18,115 +18,85 @@ namespace {
 const std::string kProbe = AXL_PROBE_PATH;
 const std::string kFake = AXL_FAKE_CUDA_DRIVER_PATH;
 
-struct Outcome {
-  KV kv;
-  KV::Record cuda;
-  std::string err;
-};
-
-// Runs `axl_probe work` with the cuda plugin's driver at `driver` plus `env`.
-Outcome probe(const std::string& driver, std::vector<std::pair<std::string, std::string>> env = {}) {
+// `axl_probe work` with the cuda plugin's driver at `driver` plus `env`.
+axltest::BackendOutcome probe(const std::string& driver, axltest::Env env = {}) {
   env.push_back({"AXL_CUDA_DRIVER_PATH", driver});
-  env.push_back({"AXL_VIRTUAL_DEVICES", "1"});
-  axltest::RunResult r = run({kProbe, "work"}, env);
-  INFO("probe stdout:\n" << r.out << "\nstderr:\n" << r.err);
-  REQUIRE(r.exit_code == 0);
-  Outcome o{KV(r.out), {}, r.err};
-  o.cuda = o.kv.by_file("libaxl_plugin_cuda.so");
-  REQUIRE(o.cuda.index >= 0);
-  return o;
+  return axltest::probe_backend(kProbe, "libaxl_plugin_cuda.so", env);
 }
 
-// The cpu device and the virtual device both did a host round trip.
-void others_work(const KV& kv) {
-  INFO(kv.all().size() << " probe keys");
-  CHECK(kv["dev.cpu.0.work"] == "ok");
-  CHECK(kv["dev.gpu.0.backend"] == "virtual");
-  CHECK(kv["dev.gpu.0.work"] == "ok");
-  CHECK(kv.num("devices.gpu") == 1);  // the virtual one; cuda contributes none
-}
+// The cpu device and the virtual device both did a host round trip; cuda
+// contributes no device.
+void others_work(const KV& kv) { axltest::check_host_backends_work(kv); }
 
 }  // namespace
 
 TEST_CASE("the stub libcuda makes the backend unavailable with CUDA_ERROR_STUB_LIBRARY and its path") {
-  Outcome o = probe(AXL_CUDA_STUB_PATH);
-  INFO(o.cuda.reason);
-  CHECK(o.cuda.name == "cuda");
-  CHECK(o.cuda.state == "UNAVAILABLE");
-  CHECK(o.cuda.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
-  CHECK(o.cuda.reason.find("CUDA_ERROR_STUB_LIBRARY") != std::string::npos);
-  CHECK(o.cuda.reason.find("(34)") != std::string::npos);
+  axltest::BackendOutcome o = probe(AXL_CUDA_STUB_PATH);
+  INFO(o.rec.reason);
+  CHECK(o.rec.name == "cuda");
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
+  CHECK(o.rec.reason.find("CUDA_ERROR_STUB_LIBRARY") != std::string::npos);
+  CHECK(o.rec.reason.find("(34)") != std::string::npos);
   // The real path of the file that was mapped (the toolkit's symlinks
   // resolved), so it names the stub wherever it lives.
-  CHECK(o.cuda.reason.find("stubs/libcuda.so") != std::string::npos);
-  CHECK(o.cuda.devices == 0);
+  CHECK(o.rec.reason.find("stubs/libcuda.so") != std::string::npos);
+  CHECK(o.rec.devices == 0);
   others_work(o.kv);
 }
 
 TEST_CASE("no driver library: unavailable, logged at info level only") {
-  const std::string missing = "/nonexistent/axl-test/libcuda.so.1";
-  Outcome info = probe(missing, {{"AXL_LOG_LEVEL", "info"}});
-  INFO(info.cuda.reason);
-  CHECK(info.cuda.state == "UNAVAILABLE");
-  CHECK(info.cuda.status == "AXL_ERROR_BACKEND_UNAVAILABLE");
-  CHECK(info.cuda.reason.find("no CUDA driver") != std::string::npos);
-  CHECK(info.cuda.reason.find(missing) != std::string::npos);
-  CHECK(info.cuda.reason.find("AXL_CUDA_DRIVER_PATH") != std::string::npos);
-  others_work(info.kv);
-  // Absence is normal on most machines: an info line, never a warning.
-  INFO("stderr at info:\n" << info.err);
-  CHECK(info.err.find("plugin cuda is unavailable") != std::string::npos);
-  Outcome warn = probe(missing, {{"AXL_LOG_LEVEL", "warn"}});
-  INFO("stderr at warn:\n" << warn.err);
-  CHECK(warn.err.find("cuda") == std::string::npos);
+  axltest::BackendOutcome o = axltest::check_absent_library(
+      kProbe, "cuda", "AXL_CUDA_DRIVER_PATH", "/nonexistent/axl-test/libcuda.so.1", "no CUDA driver");
+  others_work(o.kv);
 }
 
 TEST_CASE("a driver without a required entry point is refused naming it") {
-  Outcome o = probe(kFake, {{"FAKE_CUDA_OMIT", "cuMemcpyPeerAsync"}});
-  INFO(o.cuda.reason);
-  CHECK(o.cuda.state == "UNAVAILABLE");
-  CHECK(o.cuda.reason.find("lacks required entry point(s) cuMemcpyPeerAsync (version 4000") !=
+  axltest::BackendOutcome o = probe(kFake, {{"FAKE_CUDA_OMIT", "cuMemcpyPeerAsync"}});
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.reason.find("lacks required entry point(s) cuMemcpyPeerAsync (version 4000") !=
         std::string::npos);
-  CHECK(o.cuda.reason.find("libcuda_fake.so") != std::string::npos);
+  CHECK(o.rec.reason.find("libcuda_fake.so") != std::string::npos);
   others_work(o.kv);
 
-  Outcome two = probe(kFake, {{"FAKE_CUDA_OMIT", "cuLaunchKernel,cuEventRecord"}});
-  INFO(two.cuda.reason);
-  CHECK(two.cuda.reason.find("cuEventRecord") != std::string::npos);
-  CHECK(two.cuda.reason.find("cuLaunchKernel") != std::string::npos);
+  axltest::BackendOutcome two = probe(kFake, {{"FAKE_CUDA_OMIT", "cuLaunchKernel,cuEventRecord"}});
+  INFO(two.rec.reason);
+  CHECK(two.rec.reason.find("cuEventRecord") != std::string::npos);
+  CHECK(two.rec.reason.find("cuLaunchKernel") != std::string::npos);
 }
 
 TEST_CASE("a driver without an optional entry point still loads") {
-  Outcome o = probe(kFake, {{"FAKE_CUDA_OMIT", "cuStreamWaitValue64,cuStreamWriteValue64,cuMemAllocAsync"}});
-  INFO(o.cuda.reason);
-  CHECK(o.cuda.state == "LOADED");
-  CHECK(o.cuda.status == "AXL_SUCCESS");
-  CHECK(o.cuda.devices == 0);  // the fake has no device
+  axltest::BackendOutcome o = probe(kFake, {{"FAKE_CUDA_OMIT", "cuStreamWaitValue64,cuStreamWriteValue64,cuMemAllocAsync"}});
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "LOADED");
+  CHECK(o.rec.status == "AXL_SUCCESS");
+  CHECK(o.rec.devices == 0);  // the fake has no device
   others_work(o.kv);
 }
 
 TEST_CASE("a driver older than CUDA 12.0 is refused with both versions") {
-  Outcome o = probe(kFake, {{"FAKE_CUDA_VERSION", "11080"}});
-  INFO(o.cuda.reason);
-  CHECK(o.cuda.state == "UNAVAILABLE");
-  CHECK(o.cuda.reason.find("CUDA 11.8") != std::string::npos);
-  CHECK(o.cuda.reason.find("12.0 or newer") != std::string::npos);
+  axltest::BackendOutcome o = probe(kFake, {{"FAKE_CUDA_VERSION", "11080"}});
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.reason.find("CUDA 11.8") != std::string::npos);
+  CHECK(o.rec.reason.find("12.0 or newer") != std::string::npos);
 }
 
 TEST_CASE("cuInit failures name the CUDA error even when the driver cannot") {
-  Outcome o = probe(kFake, {{"FAKE_CUDA_INIT_RESULT", "100"}});
-  INFO(o.cuda.reason);
-  CHECK(o.cuda.state == "UNAVAILABLE");
-  CHECK(o.cuda.reason.find("cuInit failed: CUDA_ERROR_NO_DEVICE (100)") != std::string::npos);
-  CHECK(o.cuda.reason.find("libcuda_fake.so") != std::string::npos);
+  axltest::BackendOutcome o = probe(kFake, {{"FAKE_CUDA_INIT_RESULT", "100"}});
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.reason.find("cuInit failed: CUDA_ERROR_NO_DEVICE (100)") != std::string::npos);
+  CHECK(o.rec.reason.find("libcuda_fake.so") != std::string::npos);
 }
 
 TEST_CASE("a library without cuGetProcAddress_v2 is refused as too old") {
   // libc is a loadable library with no CUDA symbols at all.
-  Outcome o = probe("libc.so.6");
-  INFO(o.cuda.reason);
-  CHECK(o.cuda.state == "UNAVAILABLE");
-  CHECK(o.cuda.reason.find("lacks cuGetProcAddress_v2") != std::string::npos);
+  axltest::BackendOutcome o = probe("libc.so.6");
+  INFO(o.rec.reason);
+  CHECK(o.rec.state == "UNAVAILABLE");
+  CHECK(o.rec.reason.find("lacks cuGetProcAddress_v2") != std::string::npos);
 }
 
 TEST_CASE("axl-info --json reports the stub's reason") {

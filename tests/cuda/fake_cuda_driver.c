@@ -6,24 +6,20 @@
  * no device and calls nothing else. Every other entry point answers
  * CUDA_ERROR_NOT_SUPPORTED (801) if called. */
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "../core/fake_driver_util.h"
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
 typedef int fake_result;
 
-static int env_int(const char* name, int fallback) {
-  const char* v = getenv(name);
-  return v && *v ? atoi(v) : fallback;
-}
-
 static fake_result fake_init(unsigned flags) {
   (void)flags;
-  return env_int("FAKE_CUDA_INIT_RESULT", 0);
+  return fake_env_int("FAKE_CUDA_INIT_RESULT", 0);
 }
 static fake_result fake_driver_version(int* v) {
-  *v = env_int("FAKE_CUDA_VERSION", 12080);
+  *v = fake_env_int("FAKE_CUDA_VERSION", 12080);
   return 0;
 }
 static fake_result fake_device_count(int* n) {
@@ -32,24 +28,11 @@ static fake_result fake_device_count(int* n) {
 }
 static fake_result fake_not_supported(void) { return 801; }
 
-/* Whether `name` is one of FAKE_CUDA_OMIT's comma-separated names. */
-static int omitted(const char* name) {
-  const char* list = getenv("FAKE_CUDA_OMIT");
-  size_t n = strlen(name);
-  while (list && *list) {
-    const char* end = strchr(list, ',');
-    size_t len = end ? (size_t)(end - list) : strlen(list);
-    if (len == n && strncmp(list, name, n) == 0) return 1;
-    list = end ? end + 1 : NULL;
-  }
-  return 0;
-}
-
 FAKE_EXPORT fake_result cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
                                             uint64_t flags, int* status) {
   (void)version;
   (void)flags;
-  if (omitted(symbol)) {
+  if (fake_listed("FAKE_CUDA_OMIT", symbol)) {
     *pfn = NULL;
     if (status) *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
     return 500;              /* CUDA_ERROR_NOT_FOUND */

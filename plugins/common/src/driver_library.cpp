@@ -47,9 +47,9 @@ bool DriverLibrary::open(const char* env_var, const std::vector<std::string>& na
     std::string list;
     for (const std::string& n : tried) list += (list.empty() ? "" : ", ") + n;
     *why = (override_path != nullptr && *override_path != '\0'
-                ? std::string("the library named by ") + env_var + " (" + list + ")"
-                : "none of " + list) +
-           " could be loaded; last error: " + last_error;
+                ? std::string("the library named by ") + env_var + " (" + list + ") could not be loaded"
+                : "none of " + list + " could be loaded") +
+           "; last error: " + last_error;
   }
   return false;
 }

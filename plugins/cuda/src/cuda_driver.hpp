@@ -11,6 +11,7 @@
 
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
+#include "axl/common/driver_plugin.hpp"
 #include "axl/common/driver_symbols.hpp"
 
 namespace axl::cuda {
@@ -19,68 +20,77 @@ namespace axl::cuda {
 // symbol status) and every entry point below at its pinned version.
 constexpr int kMinDriverVersion = 12000;
 
-// X(name, version, required): every entry point, once. The version pins the
-// prototype (the PFN_<name>_v<version> typedef of cudaTypedefs.h) that
-// cuGetProcAddress returns, so a newer driver never hands out a function
-// with another signature.
+// X(member, name, version, required): every entry point, once. The member
+// is the operation's generic name, the one common::DriverPlugin calls for
+// every driver-API backend; the version pins the prototype (the
+// PFN_<name>_v<version> typedef of cudaTypedefs.h) that cuGetProcAddress
+// returns, so a newer driver never hands out a function with another
+// signature.
 #define AXL_CUDA_DRIVER_SYMBOLS(X)                  \
-  X(cuInit, 2000, true)                             \
-  X(cuDriverGetVersion, 2020, true)                 \
-  X(cuGetErrorName, 6000, true)                     \
-  X(cuGetErrorString, 6000, true)                   \
-  X(cuDeviceGet, 2000, true)                        \
-  X(cuDeviceGetCount, 2000, true)                   \
-  X(cuDeviceGetName, 2000, true)                    \
-  X(cuDeviceGetAttribute, 2000, true)               \
-  X(cuDeviceTotalMem, 3020, true)                   \
-  X(cuDeviceCanAccessPeer, 4000, true)              \
-  X(cuDevicePrimaryCtxRetain, 7000, true)           \
-  X(cuDevicePrimaryCtxRelease, 11000, true)         \
-  X(cuCtxGetCurrent, 4000, true)                    \
-  X(cuCtxSetCurrent, 4000, true)                    \
-  X(cuCtxEnablePeerAccess, 4000, true)              \
-  X(cuCtxSynchronize, 2000, true)                   \
-  X(cuMemGetInfo, 3020, true)                       \
-  X(cuMemAlloc, 3020, true)                         \
-  X(cuMemFree, 3020, true)                          \
-  X(cuMemAllocAsync, 11020, false)                  \
-  X(cuMemFreeAsync, 11020, false)                   \
-  X(cuDeviceGetDefaultMemPool, 11020, false)        \
-  X(cuMemPoolSetAttribute, 11020, false)            \
-  X(cuMemPoolSetAccess, 11020, false)               \
-  X(cuMemHostAlloc, 2020, true)                     \
-  X(cuMemFreeHost, 2000, true)                      \
-  X(cuMemHostGetDevicePointer, 3020, true)          \
-  X(cuStreamCreate, 2000, true)                     \
-  X(cuStreamDestroy, 4000, true)                    \
-  X(cuStreamSynchronize, 2000, true)                \
-  X(cuStreamWaitEvent, 3020, true)                  \
-  X(cuMemcpyHtoDAsync, 3020, true)                  \
-  X(cuMemcpyDtoHAsync, 3020, true)                  \
-  X(cuMemcpyDtoDAsync, 3020, true)                  \
-  X(cuMemcpyPeerAsync, 4000, true)                  \
-  X(cuMemsetD8Async, 3020, true)                    \
-  X(cuMemsetD16Async, 3020, true)                   \
-  X(cuMemsetD32Async, 3020, true)                   \
-  X(cuEventCreate, 2000, true)                      \
-  X(cuEventDestroy, 4000, true)                     \
-  X(cuEventRecord, 2000, true)                      \
-  X(cuEventSynchronize, 2000, true)                 \
-  X(cuEventQuery, 2000, true)                       \
-  X(cuEventElapsedTime, 2000, true)                 \
-  X(cuLaunchHostFunc, 10000, true)                  \
-  X(cuStreamWaitValue64, 11070, false)              \
-  X(cuStreamWriteValue64, 11070, false)             \
-  X(cuModuleLoadDataEx, 2010, true)                 \
-  X(cuModuleUnload, 2000, true)                     \
-  X(cuModuleGetFunction, 2000, true)                \
-  X(cuLaunchKernel, 4000, true)
+  X(init, cuInit, 2000, true)                                         \
+  X(driver_get_version, cuDriverGetVersion, 2020, true)               \
+  X(get_error_name, cuGetErrorName, 6000, true)                       \
+  X(get_error_string, cuGetErrorString, 6000, true)                   \
+  X(device_get, cuDeviceGet, 2000, true)                              \
+  X(device_get_count, cuDeviceGetCount, 2000, true)                   \
+  X(device_get_name, cuDeviceGetName, 2000, true)                     \
+  X(device_get_attribute, cuDeviceGetAttribute, 2000, true)           \
+  X(device_total_mem, cuDeviceTotalMem, 3020, true)                   \
+  X(device_can_access_peer, cuDeviceCanAccessPeer, 4000, true)        \
+  X(primary_ctx_retain, cuDevicePrimaryCtxRetain, 7000, true)         \
+  X(primary_ctx_release, cuDevicePrimaryCtxRelease, 11000, true)      \
+  X(get_current, cuCtxGetCurrent, 4000, true)                         \
+  X(set_current, cuCtxSetCurrent, 4000, true)                         \
+  X(enable_peer_access, cuCtxEnablePeerAccess, 4000, true)            \
+  X(ctx_synchronize, cuCtxSynchronize, 2000, true)                    \
+  X(mem_get_info, cuMemGetInfo, 3020, true)                           \
+  X(malloc, cuMemAlloc, 3020, true)                                   \
+  X(free, cuMemFree, 3020, true)                                      \
+  X(malloc_async, cuMemAllocAsync, 11020, false)                      \
+  X(free_async, cuMemFreeAsync, 11020, false)                         \
+  X(pool_get_default, cuDeviceGetDefaultMemPool, 11020, false)        \
+  X(pool_set_attribute, cuMemPoolSetAttribute, 11020, false)          \
+  X(pool_set_access, cuMemPoolSetAccess, 11020, false)                \
+  X(host_alloc, cuMemHostAlloc, 2020, true)                           \
+  X(host_free, cuMemFreeHost, 2000, true)                             \
+  X(host_get_device_pointer, cuMemHostGetDevicePointer, 3020, true)   \
+  X(stream_create, cuStreamCreate, 2000, true)                        \
+  X(stream_destroy, cuStreamDestroy, 4000, true)                      \
+  X(stream_synchronize, cuStreamSynchronize, 2000, true)              \
+  X(stream_wait_event, cuStreamWaitEvent, 3020, true)                 \
+  X(copy_htod, cuMemcpyHtoDAsync, 3020, true)                         \
+  X(copy_dtoh, cuMemcpyDtoHAsync, 3020, true)                         \
+  X(copy_dtod, cuMemcpyDtoDAsync, 3020, true)                         \
+  X(copy_peer, cuMemcpyPeerAsync, 4000, true)                         \
+  X(memset_d8, cuMemsetD8Async, 3020, true)                           \
+  X(memset_d16, cuMemsetD16Async, 3020, true)                         \
+  X(memset_d32, cuMemsetD32Async, 3020, true)                         \
+  X(event_create, cuEventCreate, 2000, true)                          \
+  X(event_destroy, cuEventDestroy, 4000, true)                        \
+  X(event_record, cuEventRecord, 2000, true)                          \
+  X(event_synchronize, cuEventSynchronize, 2000, true)                \
+  X(event_query, cuEventQuery, 2000, true)                            \
+  X(event_elapsed_time, cuEventElapsedTime, 2000, true)               \
+  X(launch_host_func, cuLaunchHostFunc, 10000, true)                  \
+  X(stream_wait_value64, cuStreamWaitValue64, 11070, false)           \
+  X(stream_write_value64, cuStreamWriteValue64, 11070, false)         \
+  X(module_load_data, cuModuleLoadDataEx, 2010, true)                 \
+  X(module_unload, cuModuleUnload, 2000, true)                        \
+  X(module_get_function, cuModuleGetFunction, 2000, true)             \
+  X(launch_kernel, cuLaunchKernel, 4000, true)
 
 // The resolved entry points; NULL for an optional one the driver lacks.
 struct DriverApi {
-#define AXL_CUDA_MEMBER(name, version, required) PFN_##name##_v##version name = nullptr;
+#define AXL_CUDA_MEMBER(member, name, version, required) PFN_##name##_v##version member = nullptr;
   AXL_CUDA_DRIVER_SYMBOLS(AXL_CUDA_MEMBER)
 #undef AXL_CUDA_MEMBER
+};
+
+// The driver's name of each entry point, for messages and launch traces.
+struct DriverNames {
+#define AXL_CUDA_NAME(member, name, version, required) const char* member = #name;
+  AXL_CUDA_DRIVER_SYMBOLS(AXL_CUDA_NAME)
+#undef AXL_CUDA_NAME
 };
 
 // The table resolve_driver_symbols walks (driver.cpp).
@@ -89,16 +99,7 @@ const common::DriverSymbol* driver_symbols(size_t* count) noexcept;
 // The CUresult codes this plugin maps, with their axl statuses.
 const common::DriverErrors& driver_errors() noexcept;
 
-// What loading and initialising the driver found: ok, or the status and
-// message that make the backend unavailable.
-struct DriverProbe {
-  axl_status status = AXL_SUCCESS;
-  int64_t native_code = 0;
-  std::string native_name;
-  std::string message;
-  int driver_version = 0;  // cuDriverGetVersion, e.g. 12080
-  int device_count = 0;
-};
+using common::DriverProbe;
 
 // Loads the library (AXL_CUDA_DRIVER_PATH or libcuda.so.1), resolves the
 // table through cuGetProcAddress_v2, calls cuInit and counts devices.

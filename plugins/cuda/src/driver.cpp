@@ -8,8 +8,8 @@ namespace axl::cuda {
 
 namespace {
 
-#define AXL_CUDA_ENTRY(name, version, required) \
-  {#name, version, required, offsetof(DriverApi, name)},
+#define AXL_CUDA_ENTRY(member, name, version, required) \
+  {#name, version, required, offsetof(DriverApi, member)},
 constexpr common::DriverSymbol kSymbols[] = {AXL_CUDA_DRIVER_SYMBOLS(AXL_CUDA_ENTRY)};
 #undef AXL_CUDA_ENTRY
 
@@ -61,7 +61,7 @@ const common::DriverErrors kErrorMap(kErrors, std::size(kErrors), AXL_ERROR_INTE
 // The name of `r`: the driver's when it can say, else ours.
 std::string name_of(const DriverApi& api, CUresult r) {
   const char* name = nullptr;
-  if (api.cuGetErrorName != nullptr && api.cuGetErrorName(r, &name) == CUDA_SUCCESS && name != nullptr)
+  if (api.get_error_name != nullptr && api.get_error_name(r, &name) == CUDA_SUCCESS && name != nullptr)
     return name;
   return kErrorMap.name_of(r);
 }
@@ -71,15 +71,6 @@ std::string hint_for(CUresult r) {
   if (r == CUDA_ERROR_STUB_LIBRARY) return ": this is the CUDA toolkit's stub library, not a driver";
   if (r == CUDA_ERROR_NO_DEVICE) return ": no CUDA device is visible (check the driver and CUDA_VISIBLE_DEVICES)";
   return "";
-}
-
-DriverProbe unavailable(std::string message, int64_t code = 0, std::string name = {}) {
-  DriverProbe p;
-  p.status = AXL_ERROR_BACKEND_UNAVAILABLE;
-  p.native_code = code;
-  p.native_name = std::move(name);
-  p.message = std::move(message);
-  return p;
 }
 
 }  // namespace
@@ -96,12 +87,12 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
   // Never the unversioned libcuda.so: that name is the development symlink
   // (often to the toolkit's stub), not the driver the system installed.
   if (!lib.open("AXL_CUDA_DRIVER_PATH", {"libcuda.so.1"}, &why))
-    return unavailable("no CUDA driver: " + why);
+    return DriverProbe::unavailable("no CUDA driver: " + why);
   const std::string where = " (driver library " + lib.path() + ")";
 
   auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(lib.symbol("cuGetProcAddress_v2"));
   if (get_proc == nullptr)
-    return unavailable("the CUDA driver lacks cuGetProcAddress_v2; a driver for CUDA " +
+    return DriverProbe::unavailable("the CUDA driver lacks cuGetProcAddress_v2; a driver for CUDA " +
                        std::to_string(kMinDriverVersion / 1000) + ".0 or newer is required" + where);
 
   CUresult lookup_error = CUDA_SUCCESS;
@@ -123,17 +114,17 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
   auto init = reinterpret_cast<PFN_cuInit_v2000>(lookup("cuInit", 2000, &detail));
   if (init == nullptr) {
     if (lookup_error != CUDA_SUCCESS)
-      return unavailable("cuGetProcAddress_v2(\"cuInit\") failed: " + kErrorMap.name_of(lookup_error) +
+      return DriverProbe::unavailable("cuGetProcAddress_v2(\"cuInit\") failed: " + kErrorMap.name_of(lookup_error) +
                              " (" + std::to_string(lookup_error) + ")" + hint_for(lookup_error) + where,
                          lookup_error, kErrorMap.name_of(lookup_error));
-    return unavailable("the CUDA driver lacks cuInit: " + detail + where);
+    return DriverProbe::unavailable("the CUDA driver lacks cuInit: " + detail + where);
   }
   const CUresult ir = init(0);
   if (ir != CUDA_SUCCESS) {
     // Resolve what we can to name the error the driver's way.
-    api.cuGetErrorName = reinterpret_cast<PFN_cuGetErrorName_v6000>(lookup("cuGetErrorName", 6000, &detail));
+    api.get_error_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(lookup("cuGetErrorName", 6000, &detail));
     const std::string name = name_of(api, ir);
-    return unavailable("cuInit failed: " + name + " (" + std::to_string(ir) + ")" + hint_for(ir) + where, ir,
+    return DriverProbe::unavailable("cuInit failed: " + name + " (" + std::to_string(ir) + ")" + hint_for(ir) + where, ir,
                        name);
   }
 
@@ -142,20 +133,20 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
   lookup_error = CUDA_SUCCESS;
   const common::SymbolResolution res = common::resolve_driver_symbols(symbols, count, &api, lookup);
   if (!res.ok())
-    return unavailable("the CUDA driver lacks required entry point(s) " +
+    return DriverProbe::unavailable("the CUDA driver lacks required entry point(s) " +
                        common::join(res.missing_required) + where);
 
   int version = 0;
-  if (CUresult r = api.cuDriverGetVersion(&version); r != CUDA_SUCCESS)
-    return unavailable("cuDriverGetVersion failed: " + name_of(api, r) + where, r, name_of(api, r));
+  if (CUresult r = api.driver_get_version(&version); r != CUDA_SUCCESS)
+    return DriverProbe::unavailable("cuDriverGetVersion failed: " + name_of(api, r) + where, r, name_of(api, r));
   if (version < kMinDriverVersion)
-    return unavailable("the CUDA driver supports CUDA " + std::to_string(version / 1000) + "." +
+    return DriverProbe::unavailable("the CUDA driver supports CUDA " + std::to_string(version / 1000) + "." +
                        std::to_string(version % 1000 / 10) + "; axl needs " +
                        std::to_string(kMinDriverVersion / 1000) + ".0 or newer" + where);
 
   int devices = 0;
-  if (CUresult r = api.cuDeviceGetCount(&devices); r != CUDA_SUCCESS)
-    return unavailable("cuDeviceGetCount failed: " + name_of(api, r) + " (" + std::to_string(r) +
+  if (CUresult r = api.device_get_count(&devices); r != CUDA_SUCCESS)
+    return DriverProbe::unavailable("cuDeviceGetCount failed: " + name_of(api, r) + " (" + std::to_string(r) +
                            ")" + where,
                        r, name_of(api, r));
   DriverProbe ok;

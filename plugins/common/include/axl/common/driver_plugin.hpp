@@ -1,0 +1,348 @@
+// The backend logic shared by the plugins over CUDA-style driver APIs (cuda,
+// hip): the objects behind the plugin handles, the backend state, the
+// helpers every slot uses (errors, current device, deferred release) and,
+// in driver_plugin_slots.hpp, the slot bodies and the plugin table. HIP
+// mirrors the CUDA Driver API call for call, so one template serves both;
+// the plugin supplies a traits class `D` that names its types and calls.
+//
+// What `D` provides (plugins/cuda/src/cuda_backend.hpp is the reference;
+// driver_traits.hpp has the building blocks):
+//  * types (DriverTypes): Api (the resolved entry points, members named
+//    after the generic operation: stream_create, copy_htod, ...), Names (the
+//    same members as the vendor's call names, for messages and launch
+//    traces, as the static member `names`), Result, DevicePtr, DeviceId,
+//    Context (CUcontext; HIP: the device ordinal), Stream, EventH, ModuleH,
+//    Function, Pool, AccessDesc;
+//  * result codes and flag values (DriverValues), `text` (DriverText: the
+//    words of its messages), kArgLimits, kHasCompiler, kLanguage;
+//  * functions: load (dlopen + probe), errors (the result-code table),
+//    error_name / error_string (NULL when unknown), retain / release of the
+//    device's context, wait_geq (a 64-bit stream wait for >=), host_fn,
+//    ptr / addr (axl_devaddr <-> DevicePtr), accepts_format, describe (fill
+//    the device's properties and capabilities), load_image, load_test_module,
+//    and compile (or kHasCompiler = false).
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "axl/common/deferred_release.hpp"
+#include "axl/common/driver_errors.hpp"
+#include "axl/common/driver_library.hpp"
+#include "axl/common/launch_args.hpp"
+#include "axl/common/plugin_support.hpp"
+#include "axl/common/trace.hpp"
+#include "axl/plugin.h"
+
+namespace axl::common {
+
+// What loading and initialising a driver found: ok, or the status and
+// message that make the backend unavailable.
+struct DriverProbe {
+  axl_status status = AXL_SUCCESS;
+  int64_t native_code = 0;  // the vendor's result code, e.g. 100
+  std::string native_name;  // its name, e.g. "hipErrorNoDevice"
+  std::string message;
+  int driver_version = 0;  // as the driver reports it, e.g. 12080
+  int device_count = 0;
+
+  // AXL_ERROR_BACKEND_UNAVAILABLE with `message` and the vendor's code.
+  static DriverProbe unavailable(std::string message, int64_t code = 0, std::string name = {}) {
+    DriverProbe p;
+    p.status = AXL_ERROR_BACKEND_UNAVAILABLE;
+    p.native_code = code;
+    p.native_name = std::move(name);
+    p.message = std::move(message);
+    return p;
+  }
+};
+
+// What one run-time compilation (NVRTC) produced.
+struct CompileResult {
+  axl_status status = AXL_SUCCESS;  // INVALID_ARGUMENT: the program has errors
+  std::string message;              // why it failed, with the compiler log
+  std::string log;                  // the compiler's log (warnings too), may be empty
+  std::vector<char> image;          // the loadable image on success
+  bool is_ptx = false;              // image is PTX text (NUL-terminated)
+};
+
+// The objects behind the plugin handles (plugin.h's opaque types are
+// pointers to these), parameterised by the driver traits `D`.
+template <class D>
+struct DriverModule;
+
+template <class D>
+struct DriverKernel {
+  typename D::Function fn = nullptr;
+  std::string name;
+  const KernelParam* params = nullptr;  // test kernels only
+  int32_t param_count = -1;             // -1: not checked
+};
+
+template <class D>
+struct DriverDevice {
+  uint32_t index = 0;
+  typename D::DeviceId dev{};
+  typename D::Context ctx{};  // retained primary context (HIP: the ordinal)
+  axl_device_properties props{};
+  bool pools = false;           // stream-ordered allocation usable
+  bool stream_mem_ops = false;  // 64-bit stream wait/write usable
+  typename D::Pool pool = nullptr;           // the device's default pool when `pools`
+  typename D::Stream alloc_stream = nullptr;  // orders pool allocations and frees
+
+  std::mutex test_mu;  // guards the test-kernel module
+  DriverModule<D>* test_module = nullptr;
+  DriverKernel<D> test_kernels[2];
+};
+
+template <class D>
+struct DriverQueue {
+  DriverDevice<D>* device = nullptr;
+  typename D::Stream stream = nullptr;
+  uint64_t trace_id = 0;
+};
+
+template <class D>
+struct DriverEvent {
+  DriverDevice<D>* device = nullptr;
+  typename D::EventH event = nullptr;
+};
+
+template <class D>
+struct DriverFlag {
+  DriverDevice<D>* device = nullptr;
+  uint64_t* host = nullptr;  // pinned, portable and device-mapped
+  typename D::DevicePtr address{};
+};
+
+template <class D>
+struct DriverModule {
+  DriverDevice<D>* device = nullptr;
+  typename D::ModuleH module = nullptr;
+  std::mutex mu;  // guards kernels
+  std::unordered_map<std::string, std::unique_ptr<DriverKernel<D>>> kernels;
+};
+
+template <class D>
+class DriverPlugin {
+ public:
+  using Api = typename D::Api;
+  using Result = typename D::Result;
+
+  using Kernel = DriverKernel<D>;
+  using Device = DriverDevice<D>;
+  using Queue = DriverQueue<D>;
+  using Event = DriverEvent<D>;
+  using Flag = DriverFlag<D>;
+  using Module = DriverModule<D>;
+
+  // Never destroyed: the core may call in from any thread until exit, and
+  // the driver library is never unloaded.
+  struct State {
+    HostServices host;
+    Tracer tracer{host};
+
+    std::once_flag probe_once;
+    DriverProbe probe;  // written once under probe_once
+    pid_t probe_pid = 0;
+    DriverLibrary lib;
+    Api api;
+
+    std::mutex dev_mu;                             // serialises device setup
+    std::vector<std::unique_ptr<Device>> devices;  // sized at init, filled lazily
+
+    std::mutex queues_mu;
+    std::unordered_set<Queue*> queues;  // live queues, for deferred releases
+
+    DeferredReleases graveyard;  // modules and flags waiting for work
+  };
+
+  static State& state() noexcept {
+    // Static storage, constructed on first use (which allocates nothing, as
+    // negotiate requires) and never destroyed: see State.
+    alignas(State) static unsigned char storage[sizeof(State)];
+    static State* const s = ::new (static_cast<void*>(storage)) State();
+    return *s;
+  }
+  static const Api& api() noexcept { return state().api; }
+
+  static Device* from(axl_pdevice d) noexcept { return reinterpret_cast<Device*>(d); }
+  static Queue* from(axl_pqueue q) noexcept { return reinterpret_cast<Queue*>(q); }
+  static Event* from(axl_pevent e) noexcept { return reinterpret_cast<Event*>(e); }
+  static Flag* from(axl_pflag f) noexcept { return reinterpret_cast<Flag*>(f); }
+  static Module* from(axl_pmodule m) noexcept { return reinterpret_cast<Module*>(m); }
+  static Kernel* from(axl_pkernel k) noexcept { return reinterpret_cast<Kernel*>(k); }
+
+  template <class F>
+  static axl_status guarded(const char* slot, F&& body) noexcept {
+    return guard(state().host, slot, std::forward<F>(body));
+  }
+
+  // Loads and probes the driver once; the result is what every slot reports
+  // when the backend cannot run.
+  static const DriverProbe& probe() {
+    State& s = state();
+    std::call_once(s.probe_once, [&s] {
+      s.probe = D::load(s.lib, s.api);
+      s.probe_pid = getpid();
+      s.host.log(s.probe.status == AXL_SUCCESS ? AXL_LOG_DEBUG : AXL_LOG_INFO, s.probe.message);
+    });
+    return s.probe;
+  }
+
+  // AXL_SUCCESS, or reports why the backend is unavailable (or forked).
+  static axl_status require_driver() {
+    const DriverProbe& p = probe();
+    if (p.status != AXL_SUCCESS)
+      return state().host.report(p.status, p.message, p.native_code,
+                                 p.native_name.empty() ? nullptr : p.native_name.c_str());
+    // Neither CUDA nor HIP survives fork(): a child must not touch the
+    // parent's contexts, and initialising there fails in ways that explain
+    // nothing.
+    if (state().probe_pid != getpid())
+      return fail(AXL_ERROR_FORKED,
+                  str("the ", D::text.vendor, " driver was initialised in the parent process before "
+                      "fork(); the child cannot use it: start workers with spawn instead"));
+    return AXL_SUCCESS;
+  }
+
+  static axl_status fail(axl_status status, const std::string& message) noexcept {
+    return state().host.report(status, message);
+  }
+
+  // Reports a failed driver call `call` with the vendor's name and
+  // description of `r`; `status` overrides the table's mapping.
+  static axl_status fail_driver(Result r, const char* call, const std::string& context = {},
+                                axl_status status = AXL_SUCCESS) noexcept {
+    const Api& a = api();
+    return D::errors().report(state().host, static_cast<int64_t>(r), call, D::error_name(a, r),
+                              D::error_string(a, r), context, status);
+  }
+  // fail_driver unless r is success.
+  static axl_status check(Result r, const char* call, const std::string& context = {}) noexcept {
+    return r == D::kSuccess ? AXL_SUCCESS : fail_driver(r, call, context);
+  }
+
+  // Makes the device's primary context (HIP: the device) current on the
+  // calling thread; the plugin leaves it current, as the runtimes do.
+  static axl_status make_current(const Device& d) noexcept {
+    typename D::Context cur{};
+    if (api().get_current(&cur) == D::kSuccess && cur == d.ctx) return AXL_SUCCESS;
+    return check(api().set_current(d.ctx), D::names.set_current,
+                 str("making device ", d.index, "'s primary context current"));
+  }
+
+  // Parks `release` until every queue alive now has finished the work it
+  // holds (an event recorded on each), so modules and flags outlive
+  // launches and waits already enqueued.
+  static axl_status release_after_queued_work(Device& d, std::function<void()> release) {
+    State& s = state();
+    const Api& a = api();
+    std::vector<typename D::EventH> marks;
+    {
+      std::lock_guard<std::mutex> lk(s.queues_mu);
+      for (Queue* q : s.queues) {
+        if (make_current(*q->device) != AXL_SUCCESS) continue;
+        typename D::EventH e = nullptr;
+        if (a.event_create(&e, D::kEventDisableTiming) != D::kSuccess) continue;
+        if (a.event_record(e, q->stream) != D::kSuccess) {
+          (void)a.event_destroy(e);
+          continue;
+        }
+        marks.push_back(e);
+      }
+    }
+    Device* dev = &d;
+    auto done = [marks] {
+      for (typename D::EventH e : marks)
+        if (api().event_query(e) == D::kNotReady) return false;
+      return true;
+    };
+    auto free_all = [marks, dev, release = std::move(release)] {
+      for (typename D::EventH e : marks) (void)api().event_destroy(e);
+      if (make_current(*dev) == AXL_SUCCESS) release();
+    };
+    s.graveyard.add(std::move(done), std::move(free_all));
+    s.graveyard.sweep();
+    return AXL_SUCCESS;
+  }
+
+  // ---- table slots: contracts in axl/plugin.h; bodies in driver_plugin_slots.hpp
+  static axl_status backend_init() noexcept;
+  static axl_status backend_shutdown() noexcept;
+  static axl_status backend_device_count(uint32_t* out_count) noexcept;
+  static axl_status backend_set_tracing(uint8_t enabled) noexcept;
+  // Declared for the table fill only: no options, the slot stays NULL.
+  static axl_status backend_set_option(const char* key, const char* value) noexcept;
+  static axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept;
+  static axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept;
+  static axl_status device_get_memory_info(axl_pdevice device, uint64_t* out_free,
+                                           uint64_t* out_total) noexcept;
+  static axl_status device_can_access_peer(axl_pdevice device, axl_pdevice peer, uint8_t* out) noexcept;
+  static axl_status device_enable_peer_access(axl_pdevice device, axl_pdevice peer) noexcept;
+  static axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept;
+  static axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept;
+  static axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept;
+  static axl_status pinned_free(axl_pdevice device, void* host) noexcept;
+  static axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
+                                 axl_pqueue* out_queue) noexcept;
+  static axl_status queue_destroy(axl_pqueue queue) noexcept;
+  static axl_status queue_synchronize(axl_pqueue queue) noexcept;
+  static axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
+                                    uint64_t bytes) noexcept;
+  static axl_status queue_copy_dtoh(axl_pqueue queue, void* dst, axl_devaddr src, uint64_t bytes) noexcept;
+  static axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
+                                    uint64_t bytes) noexcept;
+  static axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice dst_device, axl_devaddr dst,
+                                    axl_pdevice src_device, axl_devaddr src, uint64_t bytes) noexcept;
+  static axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern,
+                               uint32_t pattern_size) noexcept;
+  static axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept;
+  static axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept;
+  static axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
+  static axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
+  static axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept;
+  static axl_status queue_get_native_handle(axl_pqueue queue, uint64_t* out_handle) noexcept;
+  static axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_config* config,
+                                 const axl_kernel_arg* args, uint32_t num_args) noexcept;
+  static axl_status event_create(axl_pdevice device, uint32_t flags, axl_pevent* out_event) noexcept;
+  static axl_status event_destroy(axl_pevent event) noexcept;
+  static axl_status event_synchronize(axl_pevent event) noexcept;
+  static axl_status event_query(axl_pevent event) noexcept;
+  static axl_status event_elapsed_ms(axl_pevent start, axl_pevent end, float* out_ms) noexcept;
+  static axl_status flag_create(axl_pdevice device, axl_pflag* out_flag) noexcept;
+  static axl_status flag_destroy(axl_pflag flag) noexcept;
+  static axl_status flag_get_device_address(axl_pflag flag, axl_devaddr* out) noexcept;
+  static axl_status flag_get_host_address(axl_pflag flag, uint64_t** out) noexcept;
+  static axl_status module_load(axl_pdevice device, const axl_module_desc* desc,
+                                axl_pmodule* out_module) noexcept;
+  static axl_status module_unload(axl_pmodule module) noexcept;
+  static axl_status module_get_kernel(axl_pmodule module, const char* name,
+                                      axl_pkernel* out_kernel) noexcept;
+  static axl_status device_get_test_kernel(axl_pdevice device, int32_t which,
+                                           axl_pkernel* out_kernel) noexcept;
+  static axl_status module_compile(axl_pdevice device, const axl_compile_desc* desc,
+                                   axl_pmodule* out_module) noexcept;
+
+  // The plugin table with every slot above (module_compile NULL when the
+  // backend has no run-time compiler).
+  static constexpr axl_plugin_table table() noexcept;
+  // axl_plugin_negotiate for the backend named D::text.plugin.
+  static axl_status negotiate(axl_negotiate_args* args) noexcept;
+
+ private:
+  static axl_status set_up(uint32_t index, std::unique_ptr<Device>& out);
+  static axl_status require_mem_ops(const Queue& q, const char* call);
+};
+
+}  // namespace axl::common
