@@ -282,7 +282,7 @@ class DriverPlugin {
   static axl_status backend_shutdown() noexcept;
   static axl_status backend_device_count(uint32_t* out_count) noexcept;
   static axl_status backend_set_tracing(uint8_t enabled) noexcept;
-  // Declared for the table fill only: no options, the slot stays NULL.
+  // No options: refuses every key by name.
   static axl_status backend_set_option(const char* key, const char* value) noexcept;
   static axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept;
   static axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept;

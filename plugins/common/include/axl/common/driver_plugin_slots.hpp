@@ -97,6 +97,15 @@ axl_status DriverPlugin<D>::backend_set_tracing(uint8_t enabled) noexcept {
   return AXL_SUCCESS;
 }
 
+// The driver backends take no options: every key is refused by name (a
+// NULL slot would only say "unsupported", not which key was wrong).
+template <class D>
+axl_status DriverPlugin<D>::backend_set_option(const char* key, const char* value) noexcept {
+  return fail(AXL_ERROR_INVALID_ARGUMENT,
+              str(D::text.plugin, ": no backend option '", key ? key : "(null)", "' (value '", value ? value : "(null)",
+                  "'); the ", D::text.plugin, " backend has no options"));
+}
+
 // ---- devices ----------------------------------------------------------------
 
 // Retains the primary context, reads what never changes (the vendor part in
@@ -835,14 +844,13 @@ axl_status DriverPlugin<D>::module_compile(axl_pdevice device, const axl_compile
 
 // ---- the table ----------------------------------------------------------------
 
-inline constexpr std::array<std::string_view, 1> kDriverSlotsOmitted{"backend_set_option"};
-inline constexpr std::array<std::string_view, 2> kDriverSlotsOmittedNoCompiler{"backend_set_option",
-                                                                               "module_compile"};
+inline constexpr std::array<std::string_view, 0> kDriverSlotsOmitted{};
+inline constexpr std::array<std::string_view, 1> kDriverSlotsOmittedNoCompiler{"module_compile"};
 
 template <class D>
 constexpr axl_plugin_table DriverPlugin<D>::table() noexcept {
-  // No options; module_compile only with a run-time compiler (a NULL slot:
-  // the core answers AXL_ERROR_UNSUPPORTED naming it).
+  // module_compile only with a run-time compiler (a NULL slot: the core
+  // answers AXL_ERROR_UNSUPPORTED naming it).
   if constexpr (D::kHasCompiler)
     return AXL_PLUGIN_TABLE(kDriverSlotsOmitted);
   else
