@@ -72,7 +72,11 @@ class Reaper {
 
  public:
   static void finish(Pending& p) {
-    for (auto& [b, ev] : p.events) {
+    for (auto& e : p.events) {
+      // Not a structured binding: AXL_CALL's lambda captures these, which
+      // clang (the fuzz build) refuses for bindings before C++20 P1091.
+      Backend* b = e.first;
+      axl_pevent ev = e.second;
       if (b->poisoned.load()) continue;
       AXL_CALL(b, event_synchronize, ev);  // a failure there is the queue's to report
       AXL_CALL(b, event_destroy, ev);
