@@ -18,7 +18,7 @@ Buffer::~Buffer() {
   const axl_devaddr a = address;
   auto cb = external_release;
   void* ud = external_user_data;
-  free_after_queues(used_by, [=] {
+  auto free_memory = [=] {
     if (ext) {
       if (cb) cb(ud);
     } else if (!d->backend->poisoned.load()) {
@@ -27,7 +27,11 @@ Buffer::~Buffer() {
       else
         AXL_CALL(d->backend, memory_free, d->pdev, a);
     }
-  });
+  };
+  if (used_by.empty())
+    free_memory();  // never queued: no std::function, no reaper
+  else
+    free_after_queues(used_by, free_memory);
   release(device);
 }
 

@@ -90,6 +90,20 @@ std::vector<int64_t> parse_shape(py::handle shape) {
   std::vector<int64_t> dims;
   if (PyLong_Check(shape.ptr())) {
     dims.push_back(shape.cast<int64_t>());
+  } else if (PyTuple_CheckExact(shape.ptr()) || PyList_CheckExact(shape.ptr())) {
+    // The common case, without the generic iterator protocol.
+    PyObject* seq = shape.ptr();
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    dims.reserve(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* d = PySequence_Fast_GET_ITEM(seq, i);
+      if (PyBool_Check(d) || !PyIndex_Check(d))
+        throw py::type_error("Buffer: shape entries must be ints, got " + std::string(py::repr(d)));
+      const long long v = PyLong_Check(d) ? PyLong_AsLongLong(d)
+                                          : py::reinterpret_steal<py::object>(PyNumber_Index(d)).cast<long long>();
+      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+      dims.push_back(v);
+    }
   } else {
     if (!PySequence_Check(shape.ptr()) || PyUnicode_Check(shape.ptr()))
       throw py::type_error("Buffer: shape must be a sequence of ints, got " +
@@ -265,7 +279,7 @@ Raises:
               return b;
             }
             // Buffer(dtype, shape, queue): MAX's stream overload, positionally.
-            if (is_queue(device)) {
+            if (!device.is_none() && !cache().device_of.count(device.ptr()) && is_queue(device)) {
               if (!stream.is_none()) throw py::type_error("Buffer(): both a queue as device and stream= given");
               std::swap(device, stream);
             }
