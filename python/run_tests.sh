@@ -29,9 +29,6 @@ echo "== venv: $venv ($("$python" --version))"
 
 echo "== pip install $src[test]"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$src[test]"
-# ml_dtypes: the DType codecs are checked against it bit for bit, and with it
-# bfloat16/float8 map to real numpy dtypes (tests without it cover MAX's mapping).
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check ml_dtypes
 
 echo "== pytest tests/python (from $workdir)"
 cd "$workdir"
