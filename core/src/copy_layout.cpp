@@ -316,6 +316,8 @@ AXL_API axl_status axl_queue_copy_layout(axl_queue_t queue, axl_buffer_t dst, co
     if (axl_status s = device_usable(s_->device)) return s;
     note_use(d, q);
     note_use(s_, q);
+    Buffer* both[2] = {d, s_};
+    if (axl_status s = wait_for_writers(q, both, 2)) return s;
     stamp_begin(q);
     const bool same_shape = dl.rank == sl.rank && std::equal(dl.shape, dl.shape + dl.rank, sl.shape);
     axl_status st;

@@ -209,6 +209,35 @@ void stamp_begin(Queue* q) {
   if (q->open.load(std::memory_order_relaxed)) close_open_completion(q);
 }
 
+axl_status wait_for_writers(Queue* q, Buffer* const* buffers, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    Buffer* a = buffers[i]->allocation();
+    if (!a->tracked()) continue;
+    Completion* c = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(a->hazards.mu);
+      c = a->hazards.last_write;
+      if (c) retain(c);
+    }
+    if (!c) continue;
+    Queue* producer = nullptr;
+    // Finished (or failed: the copy then reads what there is, and the host
+    // access that follows reports the failure) needs no wait.
+    if (!c->ready.load(std::memory_order_acquire) && !c->poisoned.load(std::memory_order_acquire) && c->link) {
+      std::lock_guard<std::mutex> ll(c->link->mu);
+      producer = c->link->queue;
+      if (producer == q) producer = nullptr;  // same queue: already in order
+      if (producer) retain(producer);
+    }
+    release(c);
+    if (!producer) continue;
+    axl_status s = queue_wait_internal(q, producer);
+    release(producer);
+    if (s) return s;
+  }
+  return AXL_SUCCESS;
+}
+
 void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t nw, Buffer* const* reads,
               size_t nr, bool lazy) {
   bool any = false;

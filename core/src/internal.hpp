@@ -368,6 +368,11 @@ void stamp(Buffer* b, Completion* c, uint32_t access);
 // they are enqueued (stamp_begin), so consecutive launches share one event
 // and everything else is exact.
 void stamp_begin(Queue* q);
+// Before q reads or writes tracked buffers: if the last writer of one is
+// still pending on another queue, q waits (on the device) for that queue, so
+// a copy never reads bytes a CPU kernel or a copy elsewhere is still writing.
+// Cheap when nothing is tracked or the writer has finished.
+axl_status wait_for_writers(Queue* q, Buffer* const* buffers, size_t n);
 void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t nw,
               Buffer* const* reads, size_t nr, bool lazy = false);
 

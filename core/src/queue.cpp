@@ -433,6 +433,8 @@ AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst, ui
     if (axl_status s = device_usable(s_->device)) return s;
     note_use(d, q);
     note_use(s_, q);
+    Buffer* both[2] = {d, s_};
+    if (axl_status s = wait_for_writers(q, both, 2)) return s;
     stamp_begin(q);
     axl_status s = copy_ends(q, end_of(d, dst_offset), end_of(s_, src_offset), size_bytes);
     stamp_op(q, s, &d, 1, &s_, 1);

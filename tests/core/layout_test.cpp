@@ -828,6 +828,29 @@ TEST_CASE("automatic stamps: host_wait waits for the copy, fill and launch that 
   }
 }
 
+TEST_CASE("a copy on another queue waits for a tracked source's pending writer", "[hazard][threads]") {
+  axl::Device cpu = axl::Device::cpu();
+  axl::Queue producer = cpu.create_queue(), consumer = cpu.create_queue();
+  axl::Buffer src = cpu.allocate(1024, AXL_BUFFER_FLAG_TRACKED);
+  axl::Buffer dst = cpu.allocate(1024, AXL_BUFFER_FLAG_TRACKED);
+  auto old_bytes = random_bytes(1024, 21), new_bytes = random_bytes(1024, 22);
+  memcpy(src.host_pointer(), old_bytes.data(), 1024);
+  // The producer writes src only once the gate opens; the consumer's copy
+  // out of src, enqueued meanwhile, must see the new bytes, not the old.
+  axl::Flag gate = cpu.create_flag();
+  producer.wait_flag(gate, 1);
+  producer.copy_from_host(src, new_bytes.data(), new_bytes.size());
+  const axl_layout whole = make_layout(1, {1024});
+  REQUIRE(axl_queue_copy_layout(consumer.get(), dst.get(), &whole, src.get(), &whole) == AXL_SUCCESS);
+  Watchdog w(gate, 200ms);
+  REQUIRE(axl_buffer_host_wait(dst.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
+  w.check_waited();
+  auto* got = static_cast<unsigned char*>(dst.host_pointer());
+  CHECK(std::equal(new_bytes.begin(), new_bytes.end(), got));
+  producer.synchronize();
+  consumer.synchronize();
+}
+
 TEST_CASE("host_wait from several threads sharing one queue", "[hazard][threads]") {
   // Each thread writes its own tracked buffer through the shared queue and
   // reads it back after host_wait: stamps of concurrent enqueues must each

@@ -332,7 +332,10 @@ AXL_API axl_status axl_layout_view(const axl_layout* in, uint32_t element_size, 
  * event each; consecutive launches on a queue share one, recorded when it
  * is first needed or before the queue's next copy, fill, wait or host
  * function, so a host wait for a launch's output may also wait for the
- * launches right after it on that queue, never for anything behind a wait. */
+ * launches right after it on that queue, never for anything behind a wait.
+ * A copy (axl_queue_copy_buffer, _copy, _copy_layout) of a tracked buffer
+ * whose last writer is still pending on another queue first makes its queue
+ * wait, on the device, for that queue. */
 typedef struct axl_completion_s* axl_completion_t;
 
 enum {

@@ -429,18 +429,19 @@ def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
     Device memory is ordered by its queue, so a device destination's queue
     runs the copy (later work on it sees the data); into host-visible memory
     the source's queue does (MAX: a copy into staging memory runs on the
-    source's queue), and hazard tracking orders the host reads. Whichever it
-    is also waits, on the device, for the other buffer's queue, so work
-    already enqueued there on either buffer comes first.
+    source's queue), and hazard tracking orders the host reads. When the
+    other buffer is device memory bound to another queue, the copy waits (on
+    the device) for that queue; host-visible buffers need no such wait: the
+    core orders a copy after their tracked writer when it is still pending.
     """
     if not dst._host_visible:
-        queue, other = dst.stream, src.stream
+        queue, other = dst.stream, src
     elif not src._host_visible:
-        queue, other = src.stream, dst.stream
+        queue, other = src.stream, dst
     else:
-        queue, other = dst.stream, src.stream
-    if other != queue:
-        queue.wait_for(other)
+        queue, other = dst.stream, src
+    if not other._host_visible and other.stream != queue:
+        queue.wait_for(other.stream)
     return queue
 
 
