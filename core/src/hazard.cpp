@@ -10,6 +10,18 @@
 
 namespace axl::core {
 
+namespace {
+
+// When no event can mark the stamped work, waiting for its whole queue is
+// slower but still exact (it includes everything stamped).
+axl_status synchronize_instead(Queue* q) {
+  logf(AXL_LOG_WARN, "hazard tracking: no completion could be recorded (%s); synchronizing the queue",
+       axl_last_error_message());
+  return AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+}
+
+}  // namespace
+
 Completion::~Completion() {
   if (pe && device && !device->backend->poisoned.load()) AXL_CALL(device->backend, event_destroy, pe);
   if (device) release(device);
@@ -68,13 +80,9 @@ axl_status Completion::wait() {
   }
   if (ready.load(std::memory_order_acquire)) return AXL_SUCCESS;
   if (link && ensure_recorded() != AXL_SUCCESS) {
-    // No event for it: waiting for its whole queue is slower but still
-    // exact (it includes everything stamped).
-    logf(AXL_LOG_WARN, "hazard tracking: a completion could not be recorded (%s); synchronizing its queue",
-         axl_last_error_message());
     std::lock_guard<std::mutex> ll(link->mu);
     if (Queue* q = link->queue)
-      if (axl_status s = AXL_CALL(device->backend, queue_synchronize, q->pq)) return s;
+      if (axl_status s = synchronize_instead(q)) return s;
     ready.store(true, std::memory_order_release);
     return poisoned.load(std::memory_order_acquire) ? wait() : AXL_SUCCESS;
   }
@@ -142,9 +150,7 @@ void close_open_completion(Queue* q) {
   if (c->ensure_recorded() != AXL_SUCCESS) {
     // Without its event the stamps would be waited for by a record made
     // after the gate; waiting here keeps host waits exact (and rare).
-    logf(AXL_LOG_WARN, "hazard tracking: a completion could not be recorded (%s); synchronizing the queue",
-         axl_last_error_message());
-    AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+    synchronize_instead(q);
     c->ready.store(true, std::memory_order_release);
     std::lock_guard<std::mutex> lk(q->open_mu);
     if (q->open.load() == c) {
@@ -254,11 +260,8 @@ void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t
   } else if (lazy) {
     c = open_completion(q);
   } else if (completion_record(q, &c) != AXL_SUCCESS) {
-    // Without a marker the record would point at an older writer; waiting
-    // for the queue here keeps host reads correct at the cost of blocking.
-    logf(AXL_LOG_WARN, "hazard tracking: no completion could be recorded (%s); synchronizing the queue",
-         axl_last_error_message());
-    AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+    // Without a marker the record would point at an older writer.
+    synchronize_instead(q);
     return;
   }
   for (size_t i = 0; i < nw; ++i)

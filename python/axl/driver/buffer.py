@@ -87,13 +87,18 @@ def _host_side(buf: Buffer) -> Buffer:
 
 def _import_numpy(arr: Any) -> Buffer:
     """A CPU buffer aliasing the C-contiguous, writable, native-order array."""
-    np = _np()
     dtype = DType.from_numpy(arr.dtype)
     # Exported as unsigned ints of the same width: numpy cannot DLPack-export
     # bool views of every version or ml_dtypes types at all.
-    raw = arr.view(_raw_numpy(dtype)) if arr.ndim else arr.reshape(1).view(_raw_numpy(dtype))
-    buf, _ = _core._from_dlpack_capsule(raw.__dlpack__(max_version=(1, 0)) if _dlpack_versioned(np) else raw.__dlpack__())
+    buf, _ = _core._from_dlpack_capsule(_numpy_capsule(arr.view(_raw_numpy(dtype))))
     return buf._view(dtype, arr.shape)
+
+
+def _numpy_capsule(arr: Any) -> Any:
+    """A DLPack capsule of a numpy array (0-d as shape (1,)), versioned
+    where numpy supports it."""
+    a = arr if arr.ndim else arr.reshape(1)
+    return a.__dlpack__(max_version=(1, 0)) if _dlpack_versioned(_np()) else a.__dlpack__()
 
 
 _VERSIONED: dict[str, bool] = {}
@@ -412,11 +417,7 @@ def _mmap(
             raise FileNotFoundError(f"No such file or directory: {os.fspath(filename)!r}")
         return Buffer(dtype, dims, CPU())
     mm = np.memmap(filename, dtype=_raw_numpy(dtype), mode=_MMAP_MODES[mode], offset=offset, shape=dims, order="C")
-    buf, _ = _core._from_dlpack_capsule(
-        (mm if mm.ndim else mm.reshape(1)).__dlpack__(max_version=(1, 0))
-        if _dlpack_versioned(np)
-        else (mm if mm.ndim else mm.reshape(1)).__dlpack__()
-    )
+    buf, _ = _core._from_dlpack_capsule(_numpy_capsule(mm))
     return buf._view(dtype, dims)
 
 
