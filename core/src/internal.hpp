@@ -119,7 +119,9 @@ struct Backend {
   void* dl = nullptr;
   axl_plugin_table table{};  // copied; slots past the plugin's size are NULL
   axl_host_services host{};
-  std::atomic<uint32_t> device_count{0};  // changes only in virtual-device mode
+  // The census at discovery; the driver's own count after backend_init
+  // (refresh_device_count); changes in virtual-device mode too.
+  std::atomic<uint32_t> device_count{0};
   bool is_host() const { return flags & AXL_PLUGIN_FLAG_HOST; }
 
   // Initialisation: once, serialised; a failure is remembered with its detail.
@@ -144,6 +146,7 @@ struct Backend {
     return ensure_ready_slow();
   }
   axl_status ensure_ready_slow();
+  void refresh_device_count();
   // Returns the status after making sure an error was recorded for it.
   axl_status check(axl_status s, const char* slot);
   axl_status unsupported(const char* slot);

@@ -417,6 +417,23 @@ axl_status ensure_init() {
   return AXL_SUCCESS;
 }
 
+// The count from discovery may be a census taken without starting the
+// driver (plugin.h: counting must not initialise one); once the driver is
+// up, its own count is the truth. The caller holds init_mu.
+void Backend::refresh_device_count() {
+  uint32_t exact = 0;
+  if (AXL_CALL(this, backend_device_count, &exact) != AXL_SUCCESS) return;
+  const uint32_t counted = device_count.load();
+  if (exact == counted) return;
+  logf(AXL_LOG_INFO, "backend %s: %u device(s) once initialised; %u were counted at discovery", name.c_str(),
+       exact, counted);
+  device_count.store(exact);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> rl(r.mu);
+  for (auto& rec : r.records)
+    if (rec.backend == this) rec.device_count = exact;
+}
+
 axl_status Backend::ensure_ready_slow() {
   if (poisoned.load(std::memory_order_relaxed))
     return fail_backend(AXL_ERROR_FORKED, name, 0, nullptr,
@@ -432,6 +449,7 @@ axl_status Backend::ensure_ready_slow() {
       install_process_hooks();
       axl_status s = AXL_CALL(this, backend_init);
       if (s == AXL_SUCCESS) {
+        refresh_device_count();
         init_state.store(1, std::memory_order_release);
         trace_on_backend_ready(this);
         return AXL_SUCCESS;
@@ -456,6 +474,7 @@ axl_status Backend::ensure_ready_slow() {
         if (rec.backend == this) {
           rec.state = AXL_PLUGIN_STATE_UNAVAILABLE;
           rec.status = s;
+          rec.device_count = 0;  // the census counted them; none can be used
           if (rec.init_reason.empty()) rec.init_reason = reason;
         }
       return s;

@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "../core/driver_probe_util.hpp"
 
@@ -17,6 +20,8 @@ namespace {
 
 const std::string kProbe = AXL_PROBE_PATH;
 const std::string kFake = AXL_FAKE_CUDA_DRIVER_PATH;
+const std::string kFakeNvml = AXL_FAKE_NVML_PATH;
+const std::string kCensus = AXL_CENSUS_DATA "/nvidia";
 
 // `axl_probe work` with the cuda plugin's driver at `driver` plus `env`.
 axltest::BackendOutcome probe(const std::string& driver, axltest::Env env = {}) {
@@ -139,4 +144,109 @@ TEST_CASE("setuid programs ignore AXL_CUDA_DRIVER_PATH") {
   // What it did instead: the system's libcuda.so.1 (absent here, or a real
   // driver on a GPU machine).
   CHECK((cuda.reason.find("libcuda.so") != std::string::npos || cuda.state == "LOADED"));
+}
+
+// ---- counting starts no driver (plugin.h: backend_device_count) ----------
+
+namespace {
+
+// The lines of the fake libraries' call log.
+std::string calls(const axltest::TempDir& dir) {
+  std::ifstream in(dir.str() + "/calls.log");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct Counted {
+  KV kv;
+  KV::Record rec;
+  std::string log;
+};
+
+// `axl_probe` (counts only) or `axl_probe work` (also uses every device)
+// with the fake driver, the fake NVML and `env`.
+Counted count_with(bool work, axltest::Env env) {
+  axltest::TempDir dir;
+  env.push_back({"AXL_CUDA_DRIVER_PATH", kFake});
+  env.push_back({"FAKE_CALL_LOG", dir.str() + "/calls.log"});
+  env.push_back({"AXL_VIRTUAL_DEVICES", "0"});
+  std::vector<std::string> args = {kProbe};
+  if (work) args.push_back("work");
+  axltest::RunResult r = run(args, env);
+  INFO("probe stdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  Counted c{KV(r.out), {}, calls(dir)};
+  c.rec = c.kv.by_file("libaxl_plugin_cuda.so");
+  REQUIRE(c.rec.index >= 0);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("counting CUDA devices asks NVML and never calls cuInit") {
+  Counted c = count_with(false, {{"AXL_NVML_PATH", kFakeNvml}, {"FAKE_NVML_COUNT", "2"}});
+  INFO(c.rec.reason << "\ncall log:\n" << c.log);
+  CHECK(c.rec.state == "LOADED");
+  CHECK(c.rec.devices == 2);
+  CHECK(c.kv.num("devices.gpu") == 2);
+  CHECK(c.log.find("nvmlInit_v2") != std::string::npos);
+  CHECK(c.log.find("nvmlShutdown") != std::string::npos);
+  CHECK(c.log.find("cuInit") == std::string::npos);
+  CHECK(c.log.find("cuDeviceGetCount") == std::string::npos);
+}
+
+TEST_CASE("the first device use initialises the driver, whose count then replaces the census") {
+  // NVML says 2; the fake driver, once initialised, says 0 devices.
+  Counted c = count_with(true, {{"AXL_NVML_PATH", kFakeNvml}, {"FAKE_NVML_COUNT", "2"}});
+  INFO("call log:\n" << c.log);
+  CHECK(c.rec.devices == 2);
+  CHECK(c.log.find("cuInit") != std::string::npos);
+  const KV::Record after = c.kv.by_file("libaxl_plugin_cuda.so", "after.");
+  CHECK(after.devices == 0);
+  CHECK(c.kv.num("after.devices.gpu") == 0);
+}
+
+TEST_CASE("without NVML the census is /proc/driver/nvidia/gpus, still without cuInit") {
+  Counted c = count_with(false, {{"AXL_NVML_PATH", "/nonexistent/axl-test/libnvidia-ml.so.1"},
+                                 {"AXL_CENSUS_ROOT", kCensus}});
+  INFO(c.rec.reason << "\ncall log:\n" << c.log);
+  CHECK(c.rec.state == "LOADED");
+  CHECK(c.rec.devices == 1);
+  CHECK(c.log.find("cuInit") == std::string::npos);
+}
+
+TEST_CASE("with no census source, counting falls back to the driver") {
+  // No NVML and an empty census root: only cuInit can count.
+  axltest::TempDir empty;
+  Counted c = count_with(false, {{"AXL_NVML_PATH", "/nonexistent/axl-test/libnvidia-ml.so.1"},
+                                 {"AXL_CENSUS_ROOT", empty.str()}});
+  INFO("call log:\n" << c.log);
+  CHECK(c.rec.state == "LOADED");
+  CHECK(c.log.find("cuInit") != std::string::npos);
+}
+
+TEST_CASE("CUDA_VISIBLE_DEVICES applies to the census as the CUDA runtime applies it") {
+  const axltest::Env nvml = {{"AXL_NVML_PATH", kFakeNvml}, {"FAKE_NVML_COUNT", "4"}};
+  auto with = [&](const std::string& visible) {
+    axltest::Env env = nvml;
+    env.push_back({"CUDA_VISIBLE_DEVICES", visible});
+    return count_with(false, env);
+  };
+  CHECK(with("2,0").rec.devices == 2);
+  CHECK(with("2,0,7,1").rec.devices == 2);  // the list ends at the out-of-range 7
+  CHECK(with("GPU-fa4e0000-3,GPU-fa4e0000-1").rec.devices == 2);
+  CHECK(with("GPU-fa4e0000-3,GPU-none").rec.devices == 1);
+  Counted none = with("");
+  INFO(none.rec.reason);
+  CHECK(none.rec.state == "UNAVAILABLE");
+  CHECK(none.rec.reason.find("CUDA_VISIBLE_DEVICES=''") != std::string::npos);
+  CHECK(none.log.find("cuInit") == std::string::npos);
+  CHECK(with("1,1").rec.state == "UNAVAILABLE");  // a repeated ordinal hides every device
+}
+
+TEST_CASE("NVML counting no GPU makes the backend unavailable without loading the driver") {
+  Counted c = count_with(false, {{"AXL_NVML_PATH", kFakeNvml}, {"FAKE_NVML_COUNT", "0"}});
+  INFO(c.rec.reason);
+  CHECK(c.rec.state == "UNAVAILABLE");
+  CHECK(c.rec.reason.find("lists no NVIDIA GPU") != std::string::npos);
+  CHECK(c.log.find("cuInit") == std::string::npos);
 }

@@ -3,9 +3,11 @@
 // deferred releases. No driver needed.
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "axl/common/census.hpp"
 #include "axl/common/deferred_release.hpp"
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
@@ -144,4 +146,30 @@ TEST_CASE("DeferredReleases frees each object once its work is done") {
   CHECK(d.release_all() == 1);  // a was still pending
   CHECK(a_freed == 1);
   CHECK(d.pending() == 0);
+}
+
+// ---- the census's visible-device rule (axl/common/census.hpp) ------------
+
+TEST_CASE("visible_devices follows CUDA_VISIBLE_DEVICES's rule") {
+  using axl::common::visible_devices;
+  CHECK(visible_devices(nullptr, 3) == 3);  // unset: every device
+  CHECK(visible_devices("", 3) == 0);
+  CHECK(visible_devices("0", 3) == 1);
+  CHECK(visible_devices(" 2 , 0 ", 3) == 2);  // blanks around entries are ignored
+  CHECK(visible_devices("1abc,0", 3) == 2);  // leading digits count
+  CHECK(visible_devices("0,5,1", 3) == 1);   // ends at the first out-of-range ordinal
+  CHECK(visible_devices("0,-1,1", 3) == 1);  // ... or the first that is none
+  CHECK(visible_devices("0,x", 3) == 1);
+  CHECK(visible_devices("1,0,1", 3) == 0);   // a repeat hides everything
+  CHECK(visible_devices("0,1,2,0", 8) == 0);
+  CHECK(visible_devices("0,1,2", 2) == 2);   // never more than there are
+  const std::vector<std::string> ids = {"GPU-aaaa-0", "GPU-abcd-1", "GPU-bbbb-2"};
+  CHECK(visible_devices("GPU-bbbb", 3, ids) == 1);
+  CHECK(visible_devices("GPU-bbbb,GPU-aaaa-0", 3, ids) == 2);
+  CHECK(visible_devices("GPU-a", 3, ids) == 0);       // ambiguous prefix
+  CHECK(visible_devices("GPU-bbbb,GPU-zz", 3, ids) == 1);
+  CHECK(visible_devices("GPU-bbbb,1", 3, ids) == 1);  // an ordinal ends a UUID list
+  CHECK(visible_devices("GPU-bbbb,GPU-bbbb-2", 3, ids) == 0);  // the same device twice
+  CHECK(visible_devices("GPU-x,GPU-y", 3) == 2);      // ids unknown: every UUID entry counts
+  CHECK(visible_devices("MIG-1,MIG-2,MIG-3,MIG-4", 3) == 3);
 }

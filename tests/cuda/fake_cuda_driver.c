@@ -4,7 +4,8 @@
  * (default 0), cuDriverGetVersion FAKE_CUDA_VERSION (default 12080) and
  * cuDeviceGetCount 0 devices, so a backend that accepts the fake loads with
  * no device and calls nothing else. Every other entry point answers
- * CUDA_ERROR_NOT_SUPPORTED (801) if called. */
+ * CUDA_ERROR_NOT_SUPPORTED (801) if called. cuInit and cuDeviceGetCount are
+ * logged to FAKE_CALL_LOG (fake_driver_util.h). */
 #include <stdint.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ typedef int fake_result;
 
 static fake_result fake_init(unsigned flags) {
   (void)flags;
+  fake_log_call("cuInit");
   return fake_env_int("FAKE_CUDA_INIT_RESULT", 0);
 }
 static fake_result fake_driver_version(int* v) {
@@ -23,6 +25,7 @@ static fake_result fake_driver_version(int* v) {
   return 0;
 }
 static fake_result fake_device_count(int* n) {
+  fake_log_call("cuDeviceGetCount");
   *n = 0;
   return 0;
 }

@@ -4,7 +4,10 @@
  * hipInit answers FAKE_HIP_INIT_RESULT (default 0), hipGetDeviceCount
  * FAKE_HIP_COUNT_RESULT (default 0) with 0 devices, hipDriverGetVersion
  * 60342134 (6.3.42134), and hipGetErrorName "" (so the plugin's own names
- * show). Every other entry point answers hipErrorNotSupported (801). */
+ * show). Every other entry point answers hipErrorNotSupported (801).
+ * hipInit is logged to FAKE_CALL_LOG (fake_driver_util.h), and so is the
+ * library's loading (its constructor), so a test can tell that counting
+ * never even mapped it. */
 #include <stdint.h>
 #include <string.h>
 
@@ -16,8 +19,11 @@ typedef int fake_result;
 
 static fake_result fake_init(unsigned flags) {
   (void)flags;
+  fake_log_call("hipInit");
   return fake_env_int("FAKE_HIP_INIT_RESULT", 0);
 }
+__attribute__((constructor)) static void fake_loaded(void) { fake_log_call("loaded"); }
+
 static fake_result fake_device_count(int* n) {
   *n = 0;
   return fake_env_int("FAKE_HIP_COUNT_RESULT", 0);

@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/fake_driver_util.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 static const uintptr_t kDriver = 0xd1, kDevice = 0xde, kContext = 0xc0;
 
 EXPORT ze_result_t zeInitDrivers(uint32_t* count, ze_driver_handle_t* drivers, void* desc) {
   (void)desc;
+  fake_log_call("zeInitDrivers");
   if (drivers != NULL && *count >= 1) drivers[0] = (ze_driver_handle_t)kDriver;
   *count = 1;
   return ZE_RESULT_SUCCESS;

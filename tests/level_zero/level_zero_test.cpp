@@ -3,9 +3,15 @@
 // that initialise with zero drivers. Every scenario runs in a fresh process
 // (the plugin discovers once per process): axl_level_zero_probe for what the
 // plugin reports through the host services, axl_probe for what the core
-// makes of it next to the cpu and virtual backends.
+// makes of it next to the cpu and virtual backends. Counting reads a census
+// of Intel render nodes and only loads the loader (axl/common/census.hpp), so
+// the cases run on a fake census with one Intel GPU (tests/data/census/intel)
+// and what zeInitDrivers answers shows at backend_init ("init.*", "after.").
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "test_util.hpp"
 
@@ -18,8 +24,10 @@ namespace {
 constexpr const char* kEnv = "AXL_LEVEL_ZERO_LOADER_PATH";
 const std::string kUnavailable = std::to_string(static_cast<int>(AXL_ERROR_BACKEND_UNAVAILABLE));
 const std::string kMissingLoader = "/nonexistent/axl-test/libze_loader.so.1";
+const std::string kIntelGpu = AXL_CENSUS_DATA "/intel";
 
-KV probe_plugin(const std::vector<std::pair<std::string, std::string>>& env) {
+KV probe_plugin(std::vector<std::pair<std::string, std::string>> env) {
+  env.push_back({"AXL_CENSUS_ROOT", kIntelGpu});
   axltest::RunResult r = run({AXL_LEVEL_ZERO_PROBE_PATH, AXL_LEVEL_ZERO_PLUGIN_PATH}, env);
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
   REQUIRE(r.exit_code == 0);
@@ -45,7 +53,8 @@ KV probe_core(const std::vector<std::pair<std::string, std::string>>& extra) {
   std::vector<std::pair<std::string, std::string>> env = {
       {"AXL_PLUGINS", std::string(AXL_CPU_PLUGIN_PATH) + "," + AXL_VIRTUAL_PLUGIN_PATH + "," +
                           AXL_LEVEL_ZERO_PLUGIN_PATH},
-      {"AXL_VIRTUAL_DEVICES", "1"}};
+      {"AXL_VIRTUAL_DEVICES", "1"},
+      {"AXL_CENSUS_ROOT", kIntelGpu}};
   env.insert(env.end(), extra.begin(), extra.end());
   axltest::RunResult r = run({AXL_PROBE_PATH, "work"}, env);
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
@@ -61,7 +70,7 @@ KV probe_core(const std::vector<std::pair<std::string, std::string>>& extra) {
   REQUIRE(!gpu.empty());
   CHECK(kv[cpu + ".work"] == "ok");
   CHECK(kv[gpu + ".work"] == "ok");
-  CHECK(kv["devices.gpu"] == "1");
+  CHECK(kv["after.devices.gpu"] == "1");
   return kv;
 }
 
@@ -96,18 +105,18 @@ TEST_CASE("a loader lacking a required entry point is refused, naming the symbol
 
 TEST_CASE("a loader with zero drivers (zeInitDrivers) is unavailable with the reason") {
   KV kv = probe_plugin({{kEnv, AXL_FAKE_ZE_NO_DRIVERS_PATH}});
-  CHECK(kv["count.status"] == kUnavailable);
-  const std::string msg = kv["count.message"];
+  CHECK(kv["count.status"] == "0");  // the census's; the loader is not initialised yet
+  CHECK(kv["init.status"] == kUnavailable);
+  const std::string msg = kv["init.message"];
   CHECK_THAT(msg, Catch::Contains("zeInitDrivers(GPU) reports 0 drivers"));
   CHECK_THAT(msg, Catch::Contains("no Level Zero GPU driver is installed"));
   CHECK_THAT(msg, Catch::Contains(AXL_FAKE_ZE_NO_DRIVERS_PATH));
-  CHECK(kv["init.status"] == kUnavailable);
 }
 
 TEST_CASE("a pre-1.10 loader with zero drivers (zeInit + zeDriverGet) is unavailable") {
   KV kv = probe_plugin({{kEnv, AXL_FAKE_ZE_NO_DRIVERS_LEGACY_PATH}});
-  CHECK(kv["count.status"] == kUnavailable);
-  const std::string msg = kv["count.message"];
+  CHECK(kv["init.status"] == kUnavailable);
+  const std::string msg = kv["init.message"];
   CHECK_THAT(msg, Catch::Contains("zeDriverGet reports 0 drivers"));
   CHECK_THAT(msg, Catch::Contains(AXL_FAKE_ZE_NO_DRIVERS_LEGACY_PATH));
 }
@@ -126,10 +135,9 @@ TEST_CASE("no loader: the cpu and virtual backends are undisturbed") {
 // itself answers zeInit with ZE_RESULT_ERROR_UNINITIALIZED (0x78000001).
 TEST_CASE("real loader, no driver: ZE_RESULT_ERROR_UNINITIALIZED with the library path") {
   KV kv = probe_plugin({});
-  CHECK(kv["count.status"] == kUnavailable);
-  CHECK(kv["count.native_name"] == "ZE_RESULT_ERROR_UNINITIALIZED");
-  CHECK(kv["count.native_code"] == std::to_string(0x78000001));
-  const std::string msg = kv["count.message"];
+  CHECK(kv["count.status"] == "0");  // the census's
+  CHECK(kv["init.native_code"] == std::to_string(0x78000001));
+  const std::string msg = kv["init.message"];
   CHECK_THAT(msg, Catch::Contains("ZE_RESULT_ERROR_UNINITIALIZED (0x78000001)"));
   // The file dlopen found through the search path, by its absolute path
   // (the ld.so cache may name it under /lib or /usr/lib).
@@ -143,9 +151,49 @@ TEST_CASE("real loader, no driver: ZE_RESULT_ERROR_UNINITIALIZED with the librar
 
 TEST_CASE("real loader, no driver: the cpu and virtual backends are undisturbed") {
   KV kv = probe_core({});
-  KV::Record rec = kv.by_file("libaxl_plugin_level_zero.so");
+  KV::Record rec = kv.by_file("libaxl_plugin_level_zero.so", "after.");
   CHECK(rec.state == "UNAVAILABLE");
   CHECK_THAT(rec.reason, Catch::Contains("ZE_RESULT_ERROR_UNINITIALIZED"));
   CHECK_THAT(rec.reason, Catch::Contains("libze_loader.so.1"));
 }
 #endif
+
+// ---- counting initialises nothing (plugin.h: backend_device_count) -------
+
+namespace {
+
+// `axl_probe` (counting only) with level_zero over the fake loader that
+// has no driver, its call log (fake_driver_util.h) and `census`.
+std::pair<KV::Record, std::string> count_with(const std::string& census) {
+  axltest::TempDir dir;
+  const std::string log = dir.str() + "/calls.log";
+  axltest::RunResult r =
+      run({AXL_PROBE_PATH}, {{"AXL_PLUGINS", std::string(AXL_CPU_PLUGIN_PATH) + "," + AXL_LEVEL_ZERO_PLUGIN_PATH},
+                             {kEnv, AXL_FAKE_ZE_NO_DRIVERS_PATH},
+                             {"AXL_CENSUS_ROOT", census},
+                             {"FAKE_CALL_LOG", log}});
+  INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(log);
+  return {KV(r.out).by_file("libaxl_plugin_level_zero.so"),
+          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())};
+}
+
+}  // namespace
+
+TEST_CASE("counting Intel GPUs reads the render nodes and never calls zeInit or zeInitDrivers") {
+  auto [rec, log] = count_with(kIntelGpu);
+  INFO(rec.reason << "\ncall log:\n" << log);
+  CHECK(rec.state == "LOADED");
+  CHECK(rec.devices == 1);  // renderD128 (0x8086); renderD129 is not Intel's
+  CHECK(log.empty());
+}
+
+TEST_CASE("no Intel GPU in the census: unavailable with the reason, nothing initialised") {
+  auto [rec, log] = count_with("/nonexistent/axl-test");
+  INFO(rec.reason);
+  CHECK(rec.state == "UNAVAILABLE");
+  CHECK_THAT(rec.reason, Catch::Contains("no Intel GPU"));
+  CHECK_THAT(rec.reason, Catch::Contains("/sys/class/drm"));
+  CHECK(log.empty());
+}

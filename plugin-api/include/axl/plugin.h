@@ -295,8 +295,12 @@ typedef struct axl_plugin_table {
   /* REQUIRED. Stops threads and releases the driver. Called at most once,
    * after init succeeded, never during process exit. */
   axl_status (*backend_shutdown)(void);
-  /* REQUIRED. Number of devices. May be called before backend_init; must not
-   * initialise a driver where a cheaper way to count exists. */
+  /* REQUIRED. Number of devices. Called at discovery, before backend_init:
+   * must not initialise a driver where a cheaper way to count exists (so
+   * fork() after counting stays safe); such a count may be an estimate.
+   * Called again right after a successful backend_init, where the driver's
+   * own count replaces the earlier one. AXL_ERROR_BACKEND_UNAVAILABLE with
+   * the reason when the backend has no device or cannot run here. */
   axl_status (*backend_device_count)(uint32_t* out_count);
   /* Turns launch-trace reporting on (1) or off (0). Plugins check the flag
    * with one relaxed atomic load per enqueue. */

@@ -44,7 +44,12 @@ struct CudaDriver
   static constexpr bool kHasCompiler = true;
   static constexpr int32_t kLanguage = AXL_SOURCE_LANGUAGE_CUDA;
 
-  static DriverProbe load(common::DriverLibrary& lib, Api& api) { return load_driver(lib, api); }
+  // Discovery (driver_plugin.hpp, "probe"): census, open, then init at first use.
+  static common::Census census() { return cuda::census(); }
+  static DriverProbe open(common::DriverLibrary& lib, Api& api) { return open_driver(lib, api); }
+  static DriverProbe init(const common::DriverLibrary& lib, Api& api, DriverProbe opened) {
+    return init_driver(lib, api, std::move(opened));
+  }
   static const common::DriverErrors& errors() noexcept { return driver_errors(); }
   static const char* error_name(const Api& a, Result r) noexcept {
     const char* name = nullptr;

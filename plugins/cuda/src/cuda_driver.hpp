@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "axl/common/census.hpp"
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
 #include "axl/common/driver_plugin.hpp"
@@ -101,9 +102,13 @@ const common::DriverErrors& driver_errors() noexcept;
 
 using common::DriverProbe;
 
-// Loads the library (AXL_CUDA_DRIVER_PATH or libcuda.so.1), resolves the
-// table through cuGetProcAddress_v2, calls cuInit and counts devices.
-// Fills `lib` and `api`.
-DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api);
+// Loads the library (AXL_CUDA_DRIVER_PATH or libcuda.so.1) and resolves the
+// table through cuGetProcAddress_v2, checking the driver's version: cheap,
+// and it initialises nothing (no cuInit). Fills `lib` and `api`.
+DriverProbe open_driver(common::DriverLibrary& lib, DriverApi& api);
+// cuInit and cuDeviceGetCount, after open_driver succeeded (`opened`).
+DriverProbe init_driver(const common::DriverLibrary& lib, const DriverApi& api, DriverProbe opened);
+// The devices CUDA will see, counted without initialising it (census.cpp).
+common::Census census();
 
 }  // namespace axl::cuda

@@ -82,7 +82,7 @@ const common::DriverSymbol* driver_symbols(size_t* count) noexcept {
 
 const common::DriverErrors& driver_errors() noexcept { return kErrorMap; }
 
-DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
+DriverProbe open_driver(common::DriverLibrary& lib, DriverApi& api) {
   std::string why;
   // Never the unversioned libcuda.so: that name is the development symlink
   // (often to the toolkit's stub), not the driver the system installed.
@@ -95,6 +95,9 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
     return DriverProbe::unavailable("the CUDA driver lacks cuGetProcAddress_v2; a driver for CUDA " +
                        std::to_string(kMinDriverVersion / 1000) + ".0 or newer is required" + where);
 
+  // cuGetProcAddress and cuDriverGetVersion work before cuInit (the CUDA
+  // runtime finds cuInit this way), so everything here is cheap and starts
+  // nothing: the driver is initialised only by init_driver.
   CUresult lookup_error = CUDA_SUCCESS;
   const common::SymbolLookup lookup = [&](const char* name, int version, std::string* detail) -> void* {
     void* fn = nullptr;
@@ -108,24 +111,15 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
     return nullptr;
   };
 
-  // cuInit first, through the same lookup, so that a stub library or a
-  // machine without a device is reported as such, not as missing symbols.
+  // cuInit's lookup first, so that a stub library is reported as such, not
+  // as missing symbols.
   std::string detail;
-  auto init = reinterpret_cast<PFN_cuInit_v2000>(lookup("cuInit", 2000, &detail));
-  if (init == nullptr) {
+  if (lookup("cuInit", 2000, &detail) == nullptr) {
     if (lookup_error != CUDA_SUCCESS)
       return DriverProbe::unavailable("cuGetProcAddress_v2(\"cuInit\") failed: " + kErrorMap.name_of(lookup_error) +
                              " (" + std::to_string(lookup_error) + ")" + hint_for(lookup_error) + where,
                          lookup_error, kErrorMap.name_of(lookup_error));
     return DriverProbe::unavailable("the CUDA driver lacks cuInit: " + detail + where);
-  }
-  const CUresult ir = init(0);
-  if (ir != CUDA_SUCCESS) {
-    // Resolve what we can to name the error the driver's way.
-    api.get_error_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(lookup("cuGetErrorName", 6000, &detail));
-    const std::string name = name_of(api, ir);
-    return DriverProbe::unavailable("cuInit failed: " + name + " (" + std::to_string(ir) + ")" + hint_for(ir) + where, ir,
-                       name);
   }
 
   size_t count = 0;
@@ -138,26 +132,36 @@ DriverProbe load_driver(common::DriverLibrary& lib, DriverApi& api) {
 
   int version = 0;
   if (CUresult r = api.driver_get_version(&version); r != CUDA_SUCCESS)
-    return DriverProbe::unavailable("cuDriverGetVersion failed: " + name_of(api, r) + where, r, name_of(api, r));
+    return DriverProbe::unavailable("cuDriverGetVersion failed: " + name_of(api, r) + " (" + std::to_string(r) + ")" +
+                                        hint_for(r) + where,
+                                    r, name_of(api, r));
   if (version < kMinDriverVersion)
     return DriverProbe::unavailable("the CUDA driver supports CUDA " + std::to_string(version / 1000) + "." +
                        std::to_string(version % 1000 / 10) + "; axl needs " +
                        std::to_string(kMinDriverVersion / 1000) + ".0 or newer" + where);
+  DriverProbe ok;
+  ok.driver_version = version;
+  ok.message = "CUDA driver " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) + where;
+  if (!res.missing_optional.empty())
+    ok.message += "; optional entry points missing: " + common::join(res.missing_optional);
+  return ok;
+}
 
+DriverProbe init_driver(const common::DriverLibrary& lib, const DriverApi& api, DriverProbe opened) {
+  const std::string where = " (driver library " + lib.path() + ")";
+  if (const CUresult ir = api.init(0); ir != CUDA_SUCCESS) {
+    const std::string name = name_of(api, ir);
+    return DriverProbe::unavailable("cuInit failed: " + name + " (" + std::to_string(ir) + ")" + hint_for(ir) + where,
+                                    ir, name);
+  }
   int devices = 0;
   if (CUresult r = api.device_get_count(&devices); r != CUDA_SUCCESS)
     return DriverProbe::unavailable("cuDeviceGetCount failed: " + name_of(api, r) + " (" + std::to_string(r) +
                            ")" + where,
                        r, name_of(api, r));
-  DriverProbe ok;
-  ok.driver_version = version;
-  ok.device_count = devices;
-  ok.message = "CUDA driver " + std::to_string(version / 1000) + "." +
-               std::to_string(version % 1000 / 10) + ", " + std::to_string(devices) +
-               " device(s)" + where;
-  if (!res.missing_optional.empty())
-    ok.message += "; optional entry points missing: " + common::join(res.missing_optional);
-  return ok;
+  opened.device_count = devices;
+  opened.message += ", " + std::to_string(devices) + " device(s)";
+  return opened;
 }
 
 }  // namespace axl::cuda

@@ -50,7 +50,12 @@ struct HipDriver
   static axl_status load_test_module(Device& d, Module** out);
   static axl_status describe(Device& d);
 
-  static common::DriverProbe load(common::DriverLibrary& lib, Api& api) { return load_runtime(lib, api); }
+  // Discovery (driver_plugin.hpp, "probe"): census, open, then init at first use.
+  static common::Census census() { return hip::census(); }
+  static common::DriverProbe open(common::DriverLibrary& lib, Api& api) { return open_runtime(lib, api); }
+  static common::DriverProbe init(const common::DriverLibrary& lib, Api& api, common::DriverProbe opened) {
+    return init_runtime(lib, api, std::move(opened));
+  }
   static const common::DriverErrors& errors() noexcept { return runtime_errors(); }
   // hipGetErrorName answers "unknown" strings rather than failing; the
   // error table has the fallback when the entry point is missing.

@@ -7,6 +7,7 @@
 
 #include <hip/hip_runtime_api.h>
 
+#include "axl/common/census.hpp"
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
 #include "axl/common/driver_plugin.hpp"
@@ -102,10 +103,14 @@ inline const std::vector<std::string>& runtime_library_names() {
   return names;
 }
 
-// Loads the library (AXL_HIP_RUNTIME_PATH or the names above), resolves the
-// table through hipGetProcAddress where the runtime exports it (HIP 6.2+)
-// and dlsym otherwise, calls hipInit and counts devices. Fills `lib` and
-// `api`.
-common::DriverProbe load_runtime(common::DriverLibrary& lib, RuntimeApi& api);
+// Loads the library (AXL_HIP_RUNTIME_PATH or the names above) and checks
+// that it exports hipInit: nothing else, since every HIP call initialises
+// the runtime. Fills `lib`.
+common::DriverProbe open_runtime(common::DriverLibrary& lib, RuntimeApi& api);
+// hipInit, then the table through hipGetProcAddress where the runtime
+// exports it (HIP 6.2+) and dlsym otherwise, then counts devices. Fills `api`.
+common::DriverProbe init_runtime(const common::DriverLibrary& lib, RuntimeApi& api, common::DriverProbe opened);
+// The AMD GPUs HIP will see, counted from the KFD topology (census.cpp).
+common::Census census();
 
 }  // namespace axl::hip

@@ -87,11 +87,21 @@ std::string version_text(int v) {
 
 const common::DriverErrors& runtime_errors() noexcept { return kErrorMap; }
 
-common::DriverProbe load_runtime(common::DriverLibrary& lib, RuntimeApi& api) {
+common::DriverProbe open_runtime(common::DriverLibrary& lib, RuntimeApi&) {
   using common::DriverProbe;
   std::string why;
   if (!lib.open("AXL_HIP_RUNTIME_PATH", runtime_library_names(), &why))
     return DriverProbe::unavailable("no HIP runtime: " + why);
+  // Only the library's own exports here: every HIP call, hipGetProcAddress
+  // included, initialises the runtime, which counting must not do.
+  if (lib.symbol("hipInit") == nullptr && lib.symbol("hipGetProcAddress") == nullptr)
+    return DriverProbe::unavailable("the library lacks hipInit: not a HIP runtime (HIP runtime library " +
+                                    lib.path() + ")");
+  return {};
+}
+
+common::DriverProbe init_runtime(const common::DriverLibrary& lib, RuntimeApi& api, common::DriverProbe) {
+  using common::DriverProbe;
   const std::string where = " (HIP runtime library " + lib.path() + ")";
 
   // hipGetProcAddress where the runtime has it, else the library's own

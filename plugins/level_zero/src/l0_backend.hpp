@@ -20,6 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "axl/common/census.hpp"
 #include "axl/common/launch_args.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/ref_counted.hpp"
@@ -169,6 +170,11 @@ struct Backend {
   common::HostServices host;
   common::Tracer tracer{host};
 
+  std::once_flag census_once;
+  common::Census census;  // Intel render nodes, before initialisation
+  std::once_flag open_once;
+  Discovery opened;  // the loader loaded and resolved, nothing initialised
+  std::atomic<bool> initialised{false};  // backend_init began: count from the driver
   std::once_flag discover_once;
   Discovery discovery;
   ZeApi ze;
@@ -187,8 +193,11 @@ struct Backend {
 Backend& backend() noexcept;
 inline const ZeApi& ze() noexcept { return backend().ze; }
 
-// Runs discovery once; returns its status (reported on this thread).
+// Runs discovery once (zeInitDrivers): only from backend_init on; returns
+// its status (reported on this thread).
 axl_status discover();
+// The Intel GPUs Level Zero will see, counted from sysfs (census.cpp).
+common::Census census();
 
 inline Device* from(axl_pdevice d) noexcept { return reinterpret_cast<Device*>(d); }
 inline Queue* from(axl_pqueue q) noexcept { return reinterpret_cast<Queue*>(q); }

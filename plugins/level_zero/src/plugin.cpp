@@ -151,8 +151,10 @@ bool describe(Backend& b, Device& d, std::string& why) {
   return true;
 }
 
-void run_discovery(Backend& b) {
-  Discovery& d = b.discovery;
+// Loads the loader and resolves its entry points: initialises nothing, so
+// counting may do it. Fills b.library and b.ze, or b.opened with why not.
+void open_loader(Backend& b) {
+  Discovery& d = b.opened;
   const char* env = secure_getenv(kLoaderPathEnv);
   const bool overridden = env != nullptr && env[0] != '\0';
   const std::string name = overridden ? env : kDefaultLoaderName;
@@ -173,6 +175,24 @@ void run_discovery(Backend& b) {
   }
   b.library = lr.handle;
   b.library_path = lr.path;
+  d.status = AXL_SUCCESS;
+}
+
+bool loader_opened(Backend& b) {
+  std::call_once(b.open_once, [&] { open_loader(b); });
+  return b.opened.status == AXL_SUCCESS;
+}
+
+// Initialises Level Zero (zeInitDrivers, or zeInit) and lists its GPUs.
+void run_discovery(Backend& b) {
+  Discovery& d = b.discovery;
+  if (!loader_opened(b)) {
+    d = b.opened;
+    return;
+  }
+  const char* env = secure_getenv(kLoaderPathEnv);
+  const bool overridden = env != nullptr && env[0] != '\0';
+  const std::string where = overridden ? common::str(" (", kLoaderPathEnv, ")") : "";
   const ZeApi& z = b.ze;
 
   std::vector<ze_driver_handle_t> handles;
@@ -205,14 +225,14 @@ void run_discovery(Backend& b) {
   }
   if (r != ZE_RESULT_SUCCESS) {
     unavailable(d,
-                common::str("the Level Zero loader ", lr.path, where, " is installed, but ", call,
+                common::str("the Level Zero loader ", b.library_path, where, " is installed, but ", call,
                             " failed: ", result_name(r), " (", hex(r),
                             "): no Level Zero driver is installed or none can run here"),
                 r);
     return;
   }
   if (handles.empty()) {
-    unavailable(d, common::str("the Level Zero loader ", lr.path, where, " initialised, but ",
+    unavailable(d, common::str("the Level Zero loader ", b.library_path, where, " initialised, but ",
                                call, " reports 0 drivers: no Level Zero GPU driver is installed"));
     return;
   }
@@ -222,13 +242,13 @@ void run_discovery(Backend& b) {
     uint32_t n = 0;
     if ((r = z.zeDeviceGet(h, &n, nullptr)) != ZE_RESULT_SUCCESS) {
       unavailable(d, common::str("zeDeviceGet failed: ", result_name(r), " (", hex(r), ") (loader ",
-                                 lr.path, ")"), r);
+                                 b.library_path, ")"), r);
       return;
     }
     std::vector<ze_device_handle_t> devs(n);
     if (n != 0 && (r = z.zeDeviceGet(h, &n, devs.data())) != ZE_RESULT_SUCCESS) {
       unavailable(d, common::str("zeDeviceGet failed: ", result_name(r), " (", hex(r), ") (loader ",
-                                 lr.path, ")"), r);
+                                 b.library_path, ")"), r);
       return;
     }
     for (uint32_t i = 0; i < n; ++i) {
@@ -251,7 +271,7 @@ void run_discovery(Backend& b) {
   }
   d.status = AXL_SUCCESS;
   b.host.log(AXL_LOG_INFO, common::str("level_zero: ", b.drivers.size(), " driver(s), ",
-                                       b.devices.size(), " GPU device(s) through ", lr.path));
+                                       b.devices.size(), " GPU device(s) through ", b.library_path));
 }
 
 }  // namespace
@@ -266,8 +286,9 @@ axl_status discover() {
 
 axl_status backend_init() noexcept {
   return guarded("backend_init", []() -> axl_status {
-    if (axl_status s = discover()) return s;
     Backend& b = backend();
+    b.initialised.store(true, std::memory_order_release);
+    if (axl_status s = discover()) return s;
     for (auto& drv : b.drivers) {
       if (drv->context != nullptr) continue;
       ze_context_desc_t desc{};
@@ -306,10 +327,23 @@ axl_status backend_shutdown() noexcept {
 axl_status backend_device_count(uint32_t* out_count) noexcept {
   return guarded("backend_device_count", [&]() -> axl_status {
     if (out_count == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "backend_device_count: out_count is NULL");
-    // Level Zero has no way to count devices without initialising the
-    // loader, so counting runs discovery (no contexts, no threads of ours).
-    if (axl_status s = discover()) return s;
-    *out_count = static_cast<uint32_t>(backend().devices.size());
+    Backend& b = backend();
+    // After backend_init (the core asks again then): what the driver found.
+    if (b.initialised.load(std::memory_order_acquire)) {
+      if (axl_status s = discover()) return s;
+      *out_count = static_cast<uint32_t>(b.devices.size());
+      return AXL_SUCCESS;
+    }
+    // Before: Level Zero cannot count without zeInit, so the census of
+    // Intel render nodes answers (axl/common/census.hpp), and the loader is
+    // only loaded, not initialised.
+    std::call_once(b.census_once, [&] { b.census = census(); });
+    if (b.census.count == 0) return fail(AXL_ERROR_BACKEND_UNAVAILABLE, b.census.reason);
+    if (!loader_opened(b)) {
+      const Discovery& d = b.opened;
+      return b.host.report(d.status, d.message, d.native_code, d.native_name);
+    }
+    *out_count = b.census.count;
     return AXL_SUCCESS;
   });
 }

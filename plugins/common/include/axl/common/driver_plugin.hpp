@@ -25,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "axl/common/census.hpp"
 #include "axl/common/deferred_release.hpp"
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
@@ -152,8 +154,13 @@ class DriverPlugin {
     HostServices host;
     Tracer tracer{host};
 
+    std::once_flag census_once;
+    Census census;  // written once under census_once
+    std::once_flag open_once;
+    DriverProbe opened;  // the library loaded and resolved; written once under open_once
     std::once_flag probe_once;
-    DriverProbe probe;  // written once under probe_once
+    DriverProbe probe;  // the driver initialised; written once under probe_once
+    std::atomic<bool> probed{false};
     pid_t probe_pid = 0;
     DriverLibrary lib;
     Api api;
@@ -188,24 +195,51 @@ class DriverPlugin {
     return guard(state().host, slot, std::forward<F>(body));
   }
 
-  // Loads and probes the driver once; the result is what every slot reports
+  // Discovery in three steps, each once, the cheap ones first:
+  //  * census: the devices the machine has, read from what the kernel driver
+  //    publishes (NVML, sysfs), with nothing of the vendor's runtime loaded
+  //    (axl/common/census.hpp): what backend_device_count answers;
+  //  * open: the vendor library loaded and checked, still initialising
+  //    nothing (an absent, stub or too-old library is reported here);
+  //  * probe: the driver initialised (cuInit, hipInit) and its own count,
+  //    at the first use of a device (backend_init).
+  static const Census& census() {
+    State& s = state();
+    std::call_once(s.census_once, [&s] { s.census = D::census(); });
+    return s.census;
+  }
+  static const DriverProbe& opened() {
+    State& s = state();
+    std::call_once(s.open_once, [&s] {
+      s.opened = D::open(s.lib, s.api);
+      if (s.opened.status != AXL_SUCCESS) s.host.log(AXL_LOG_INFO, s.opened.message);
+    });
+    return s.opened;
+  }
+  // Initialises the driver once; the result is what every slot reports
   // when the backend cannot run.
   static const DriverProbe& probe() {
     State& s = state();
     std::call_once(s.probe_once, [&s] {
-      s.probe = D::load(s.lib, s.api);
+      const DriverProbe& o = opened();
+      s.probe = o.status == AXL_SUCCESS ? D::init(s.lib, s.api, o) : o;
       s.probe_pid = getpid();
       s.host.log(s.probe.status == AXL_SUCCESS ? AXL_LOG_DEBUG : AXL_LOG_INFO, s.probe.message);
+      s.probed.store(true, std::memory_order_release);
     });
     return s.probe;
   }
 
+  // AXL_SUCCESS, or reports `p`'s failure with the vendor's code.
+  static axl_status report_probe(const DriverProbe& p) {
+    if (p.status == AXL_SUCCESS) return AXL_SUCCESS;
+    return state().host.report(p.status, p.message, p.native_code,
+                               p.native_name.empty() ? nullptr : p.native_name.c_str());
+  }
+
   // AXL_SUCCESS, or reports why the backend is unavailable (or forked).
   static axl_status require_driver() {
-    const DriverProbe& p = probe();
-    if (p.status != AXL_SUCCESS)
-      return state().host.report(p.status, p.message, p.native_code,
-                                 p.native_name.empty() ? nullptr : p.native_name.c_str());
+    if (axl_status s = report_probe(probe())) return s;
     // Neither CUDA nor HIP survives fork(): a child must not touch the
     // parent's contexts, and initialising there fails in ways that explain
     // nothing.

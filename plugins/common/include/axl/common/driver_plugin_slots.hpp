@@ -82,11 +82,31 @@ template <class D>
 axl_status DriverPlugin<D>::backend_device_count(uint32_t* out_count) noexcept {
   return guarded("backend_device_count", [&]() -> axl_status {
     if (out_count == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "backend_device_count: out_count is NULL");
-    // There is no accurate count without the driver (visible-device
-    // variables, MIG), so counting initialises it; a stub or absent library
-    // makes the backend unavailable right at discovery, with the reason.
-    if (axl_status s = require_driver()) return s;
-    *out_count = static_cast<uint32_t>(probe().device_count);
+    State& b = state();
+    // Once the driver is up, its own count (the core asks again after
+    // backend_init, so MIG and visible-device subtleties come out right).
+    if (b.probed.load(std::memory_order_acquire)) {
+      if (axl_status s = require_driver()) return s;
+      *out_count = static_cast<uint32_t>(probe().device_count);
+      return AXL_SUCCESS;
+    }
+    // Before: the census, so that counting starts no driver and fork()
+    // after accelerator_count() stays safe (axl/common/census.hpp).
+    const Census& c = census();
+    if (!c.known) {
+      // No census source on this machine: only the driver can count.
+      b.host.log(AXL_LOG_DEBUG, str(D::text.plugin, ": no device census here (",
+                                    D::text.vendor, "'s kernel driver publishes none); counting initialises the driver"));
+      if (axl_status s = require_driver()) return s;
+      *out_count = static_cast<uint32_t>(probe().device_count);
+      return AXL_SUCCESS;
+    }
+    if (c.count == 0) return fail(AXL_ERROR_BACKEND_UNAVAILABLE, c.reason);
+    // Devices exist: the library must load (reported now, not at first use).
+    if (axl_status s = report_probe(opened())) return s;
+    b.host.log(AXL_LOG_DEBUG, str(D::text.plugin, ": ", c.count, " device(s) by ", c.source,
+                                  "; the driver is initialised at the first device use"));
+    *out_count = c.count;
     return AXL_SUCCESS;
   });
 }
