@@ -404,7 +404,12 @@ Raises:
       })
       .def("_copy_from", [](BufferObj& dst, BufferObj& src, py::object queue) {
         axl_queue_t q = queue.is_none() ? buffer_queue(dst) : queue.cast<QueueObj&>().queue.get();
-        check(axl_queue_copy_layout(q, dst.buffer.get(), &dst.layout, src.buffer.get(), &src.layout));
+        // Without the GIL: a copy may block until earlier queue work ran
+        // (pageable memory on CUDA, the core's fallbacks; common.hpp). The
+        // arguments keep both buffers and the queue alive meanwhile.
+        check(without_gil([&] {
+          return axl_queue_copy_layout(q, dst.buffer.get(), &dst.layout, src.buffer.get(), &src.layout);
+        }));
       }, py::arg("src"), py::arg("queue") = py::none(),
          "Enqueues an element-wise copy of src into self (any layouts, any devices).")
       .def("_fill_zero", [](BufferObj& b) {
@@ -412,7 +417,9 @@ Raises:
         if (!axl_layout_is_contiguous(&b.layout)) throw py::value_error("_fill_zero needs a contiguous buffer");
         uint64_t begin = 0, end = 0;
         axl_layout_extent(&b.layout, &begin, &end);
-        check(axl_queue_fill(buffer_queue(b), b.buffer.get(), begin, end - begin, 0, 1));
+        axl_queue_t q = buffer_queue(b);
+        axl_buffer_t h = b.buffer.get();
+        check(without_gil([=] { return axl_queue_fill(q, h, begin, end - begin, 0, 1); }));
       }, "Enqueues a zero fill on the buffer's queue (asynchronous, as MAX's zeros).")
       .def("_host_wait", [](BufferObj& b, uint32_t access) { host_wait(b, access); }, py::arg("access"),
            "Blocks until the host may access the buffer: 1 read, 2 write (raises HostHazardError).")
@@ -439,7 +446,8 @@ A point in a queue that host accesses wait for (MAX:
 )doc")
       .def_static("record_on", [](QueueObj& q) {
         auto o = std::make_unique<CompletionObj>();
-        check(axl_completion_record(q.queue.get(), &o->c));
+        axl_queue_t qh = q.queue.get();
+        check(without_gil([&] { return axl_completion_record(qh, &o->c); }));  // records an event
         return o;
       }, py::arg("queue"), "A completion for the work already enqueued on queue.")
       .def_static("poisoned", [](py::object /*queue*/, const std::string& error) {
@@ -469,8 +477,12 @@ A point in a queue that host accesses wait for (MAX:
     // pairs: (dst, src) Buffers, contiguous, equal byte sizes (checked by
     // the Python caller). The core groups them by destination device.
     std::vector<axl_copy_desc> descs;
+    // References to the pairs: while the GIL is released another thread may
+    // empty `pairs`, which must not free a buffer the core is copying.
+    std::vector<py::object> keep;
     for (py::handle p : pairs) {
       auto t = py::reinterpret_borrow<py::tuple>(p);
+      keep.push_back(t);
       BufferObj& d = t[0].cast<BufferObj&>();
       BufferObj& s = t[1].cast<BufferObj&>();
       uint64_t db = 0, de = 0, sb = 0, se = 0;
@@ -478,7 +490,7 @@ A point in a queue that host accesses wait for (MAX:
       axl_layout_extent(&s.layout, &sb, &se);
       descs.push_back({d.buffer.get(), db, s.buffer.get(), sb, de - db});
     }
-    check(axl_copy_batch(descs.data(), descs.size()));
+    check(without_gil([&] { return axl_copy_batch(descs.data(), descs.size()); }));
   }, py::arg("pairs"));
 
   register_dlpack(m, cls);

@@ -5,13 +5,26 @@
 //
 // GIL rules, and why they matter here:
 //  * Host functions (DeviceQueue.enqueue_host_func) run Python on a backend
-//    worker thread and must take the GIL. Any call that waits for queued work
-//    while holding the GIL could therefore deadlock, so every blocking call
-//    (synchronize, event waits, copies that synchronize, and releasing a
-//    queue, which finishes its pending work first) drops the GIL. Releasing
-//    a buffer never blocks (the core frees it once its queues catch up).
-//  * Enqueueing (launch, record) never blocks on a worker, so those keep the
-//    GIL: dropping and retaking it would cost more than the call itself.
+//    thread and must take the GIL. Any call that waits for queued work while
+//    holding the GIL could therefore deadlock, so every call that may block
+//    drops the GIL: synchronize, event waits, releasing a queue (which
+//    finishes its pending work first), and every enqueue that reaches a
+//    plugin (copies of every kind, fills, launches, event records and waits,
+//    flag waits, host-function enqueues). Enqueues block on real drivers: a
+//    CUDA copy between device and pageable host memory waits for earlier
+//    work on the stream, any driver call blocks while the driver's queue is
+//    full, and the core itself synchronizes a queue when it cannot record an
+//    event to mark a tracked buffer's use (tests/python/test_gil.py drives
+//    that path on the virtual backend). No backend is exempt: a cpu queue's
+//    copy may chain through another device's queue, and the core's fallbacks
+//    block on any backend, so there is no flag that could prove an enqueue
+//    never blocks. The release costs ~50-100 ns (benchmarks/
+//    python_overhead.py, docs/python.md).
+//  * A backend thread never drops the last reference to a Python object: on
+//    CUDA its callback thread must not call the driver, and a __del__ or a
+//    Buffer release may. Host-function trampolines and external-memory
+//    release callbacks hand such references to the release thread
+//    (release.cpp: release_later, run_on_release_thread).
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -40,14 +53,42 @@ inline bool interpreter_alive() {
 // Runs f with the GIL released when this thread holds it and the interpreter
 // is not shutting down (during finalization nothing Python can be waiting on
 // the work, see host functions, and releasing the GIL there is not allowed).
+// PyEval_SaveThread/RestoreThread directly: pybind11's gil_scoped_release
+// also looks up its internals, a measurable part of a launch.
 template <typename F>
 auto without_gil(F&& f) -> decltype(f()) {
   if (PyGILState_Check() && interpreter_alive()) {
-    py::gil_scoped_release nogil;
+    struct Reacquire {
+      PyThreadState* state;
+      ~Reacquire() { PyEval_RestoreThread(state); }
+    } reacquire{PyEval_SaveThread()};
     return f();
   }
   return f();
 }
+
+// ---------------------------------------------------------- release thread
+// (release.cpp) Python work that a backend thread must not do itself.
+
+// Runs fn(arg) holding the GIL on the binding's release thread, in the order
+// handed over. Never runs it once the interpreter is finalizing (leaked).
+// Needs no GIL; safe on any thread.
+void run_on_release_thread(void (*fn)(void*), void* arg);
+// Drops the caller's reference to o (the caller holds the GIL): at once when
+// it is not the last one, else on the release thread.
+void release_later(PyObject* o);
+// Waits (GIL released) until everything handed over so far has run.
+void drain_release_thread();
+// True on a thread where Python may drop references and run finalizers: a
+// Python thread (it has a thread state) not inside a backend callback.
+bool python_may_run_here();
+// Marks the current thread as running a backend callback (trampolines).
+struct BackendCallbackScope {
+  BackendCallbackScope();
+  ~BackendCallbackScope();
+  BackendCallbackScope(const BackendCallbackScope&) = delete;
+  BackendCallbackScope& operator=(const BackendCallbackScope&) = delete;
+};
 
 // Releases one reference to a core handle without holding the GIL: releasing
 // the last reference to a queue waits for its pending work (a buffer's does
@@ -181,9 +222,22 @@ struct BufferObj {
   // What a kernel receives: a buffer whose byte 0 is element (0, ..., 0).
   axl_buffer_t launch_handle();
   uint64_t num_elements() const { return axl_layout_num_elements(&layout); }
-  // The handles release themselves with the GIL held: a buffer release
-  // never blocks, and an external buffer's callback (a DLPack deleter) may
-  // run right here and needs the GIL anyway.
+  // Released without the GIL: the last release of an allocation that queues
+  // used records an event on each of them (the core frees it once they
+  // caught up), an enqueue that blocks while a driver's queue is full. An
+  // external buffer's callback (a DLPack deleter) that runs right here takes
+  // the GIL itself.
+  ~BufferObj() {
+    axl_buffer_t view = element0.release(), whole = buffer.release();
+    if (!view && !whole) return;
+    without_gil([view, whole] {
+      if (view) axl_buffer_release(view);
+      if (whole) axl_buffer_release(whole);
+    });
+  }
+  BufferObj() = default;
+  BufferObj(const BufferObj&) = delete;
+  BufferObj& operator=(const BufferObj&) = delete;
 };
 
 // The Python type of Buffer (for fast isinstance checks in launch).

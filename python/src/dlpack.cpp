@@ -101,17 +101,27 @@ struct ExportCtx {
   std::vector<int64_t> shape, strides;
 };
 
+void decref_owner(void* o) { Py_XDECREF(static_cast<PyObject*>(o)); }
+
+// Called by the consumer, on whatever thread drops its tensor: that may be a
+// driver callback thread (a consumer freeing in a stream callback), where the
+// Buffer this releases must not be freed, so the reference goes to the
+// release thread unless this is a plain Python thread.
 template <typename Managed>
 void export_deleter(Managed* m) {
   if (!m) return;
   auto* ctx = static_cast<ExportCtx*>(m->manager_ctx);
-  if (interpreter_alive()) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_XDECREF(ctx->owner);
-    PyGILState_Release(g);
-  }
+  PyObject* owner = ctx->owner;
   delete ctx;
   delete m;
+  if (!owner || !interpreter_alive()) return;  // too late for Python: leaked
+  if (python_may_run_here()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(owner);
+    PyGILState_Release(g);
+  } else {
+    run_on_release_thread(decref_owner, owner);
+  }
 }
 
 template <typename Managed>
@@ -183,18 +193,35 @@ struct ImportCtx {
   DLManagedTensor* legacy = nullptr;
 };
 
+void call_producer_deleter(void* p) {
+  auto* ctx = static_cast<ImportCtx*>(p);
+  if (ctx->versioned && ctx->versioned->deleter) ctx->versioned->deleter(ctx->versioned);
+  if (ctx->legacy && ctx->legacy->deleter) ctx->legacy->deleter(ctx->legacy);
+  delete ctx;
+}
+
+// The core's external-memory release callback. It runs where the memory is
+// freed: inline on the thread dropping the last reference, or on the core's
+// reaper thread once the queues that used the memory caught up (and on any
+// thread another binding in the process releases from). Producers' deleters
+// drop Python objects (numpy's does, torch's may free CUDA memory), so off a
+// plain Python thread they run on the release thread: never on a driver
+// callback thread, and the reaper never waits for the GIL. After interpreter
+// teardown they cannot run; the process is exiting and the memory goes with
+// it.
 void release_import(void* p) {
   auto* ctx = static_cast<ImportCtx*>(p);
-  // Producers' deleters may touch Python objects (numpy's does).
-  // After interpreter teardown they cannot run; the process is exiting and
-  // the memory goes with it.
-  if (interpreter_alive()) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    if (ctx->versioned && ctx->versioned->deleter) ctx->versioned->deleter(ctx->versioned);
-    if (ctx->legacy && ctx->legacy->deleter) ctx->legacy->deleter(ctx->legacy);
-    PyGILState_Release(g);
+  if (!interpreter_alive()) {
+    delete ctx;
+    return;
   }
-  delete ctx;
+  if (python_may_run_here()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    call_producer_deleter(ctx);
+    PyGILState_Release(g);
+  } else {
+    run_on_release_thread(call_producer_deleter, ctx);
+  }
 }
 
 // The axl device for a DLPack device: host types map to the CPU.

@@ -364,11 +364,14 @@ PyObject* queue_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
       unsigned char* slot = n > kInlineArgs ? heap_slots[i].data() : inline_slots[i];
       pack_arg(i, args[3 + i], packed[i], slot);
     }
-    // Enqueueing never waits for the worker, so the GIL stays held (see
-    // common.hpp); the buffers are kept alive by the caller's frame for the
-    // call and by the core (which tracks their use by this queue) afterwards.
-    check(axl_queue_launch(q.queue.get(), k.kernel.get(), grid, block, shared_mem, packed,
-                           static_cast<uint32_t>(n)));
+    // Without the GIL: a driver's launch blocks while its queue is full
+    // (common.hpp). The buffers are kept alive by the caller's frame (the
+    // vectorcall arguments) for the call and by the core (which tracks their
+    // use by this queue) afterwards.
+    axl_queue_t qh = q.queue.get();
+    axl_kernel_t kh = k.kernel.get();
+    const uint32_t num = static_cast<uint32_t>(n);
+    check(without_gil([&] { return axl_queue_launch(qh, kh, grid, block, shared_mem, packed, num); }));
     Py_RETURN_NONE;
   } catch (...) {
     set_python_error_from_current();

@@ -15,7 +15,8 @@ std::atomic<int64_t> g_pending_host_funcs{0};
 // Prints a raising host function's traceback to stderr and carries on: the
 // exception has nowhere to go (the enqueuing frame is long gone), and a
 // callback must never take the process down (MAX prints, synchronize does
-// not raise).
+// not raise). The exception and its traceback (whose frames hold the
+// function's locals) are released on the release thread, not here.
 void report_host_func_error(PyObject* fn) {
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);
@@ -44,18 +45,25 @@ void report_host_func_error(PyObject* fn) {
     e.discard_as_unraisable("axl: reporting a host function's exception");
   }
   if (!printed && (type || value)) {
+    // WriteUnraisable consumes the error: keep references of our own so
+    // that the last ones are still dropped off this thread.
+    Py_XINCREF(type);
+    Py_XINCREF(value);
+    Py_XINCREF(tb);
     PyErr_Restore(type, value, tb);
     PyErr_WriteUnraisable(fn);
-    return;
   }
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(tb);
+  release_later(tb);
+  release_later(value);
+  release_later(type);
 }
 
-// Runs on a backend worker thread; user_data is a strong reference to the
-// callable, taken at enqueue and dropped here (after the call), so the
-// callable lives exactly until it ran.
+// Runs on a backend thread (on CUDA the driver's callback thread, where
+// driver calls are forbidden); user_data is a strong reference to the
+// callable, taken at enqueue. The call runs here (cuLaunchHostFunc's
+// contract), but the callable and the result are released on the release
+// thread: dropping the last reference may run a __del__ or free a Buffer,
+// which calls the driver.
 void host_func_trampoline(void* user_data) {
   auto* fn = static_cast<PyObject*>(user_data);
   if (!interpreter_alive()) {
@@ -64,10 +72,13 @@ void host_func_trampoline(void* user_data) {
     return;
   }
   PyGILState_STATE st = PyGILState_Ensure();
-  PyObject* r = PyObject_CallNoArgs(fn);
-  if (r) Py_DECREF(r);
-  else report_host_func_error(fn);
-  Py_DECREF(fn);
+  {
+    BackendCallbackScope on_backend_thread;
+    PyObject* r = PyObject_CallNoArgs(fn);
+    if (r) release_later(r);
+    else report_host_func_error(fn);
+    release_later(fn);
+  }
   PyGILState_Release(st);
   g_pending_host_funcs.fetch_sub(1);
 }
@@ -219,13 +230,17 @@ the failure instead.
             axl_event_t e = nullptr;
             check(axl_event_create(self.device, AXL_EVENT_NONE, &e));
             ev->event = axl::Event(e);
-            check(axl_queue_record_event(self.queue.get(), e));
+            check(without_gil([&] { return axl_queue_record_event(self.queue.get(), e); }));
             return ev;
           },
           "Records a new DeviceEvent (timing off) that completes once everything enqueued so far has run.")
       .def(
           "record_event",
-          [](QueueObj& self, EventObj& ev) { check(axl_queue_record_event(self.queue.get(), ev.event.get())); },
+          [](QueueObj& self, EventObj& ev) {
+            axl_queue_t q = self.queue.get();
+            axl_event_t e = ev.event.get();
+            check(without_gil([q, e] { return axl_queue_record_event(q, e); }));
+          },
           py::arg("event"),
           "Re-records ``event`` (same device) to complete once everything enqueued so far has run.")
       .def(
@@ -260,7 +275,9 @@ the failure instead.
       .def(
           "wait_for_host_value",
           [](QueueObj& self, FlagObj& flag, uint64_t value) {
-            check(axl_queue_wait_flag(self.queue.get(), flag.flag.get(), value));
+            axl_queue_t q = self.queue.get();
+            axl_flag_t f = flag.flag.get();
+            check(without_gil([q, f, value] { return axl_queue_wait_flag(q, f, value); }));
           },
           py::arg("flag"), py::arg("value"), R"doc(
 Stalls later work on this queue until ``flag.load() >= value``
@@ -275,7 +292,8 @@ block. The flag must belong to the same backend as the queue.
                                    std::string(py::str(py::type::handle_of(fn).attr("__name__"))));
             PyObject* ref = fn.inc_ref().ptr();
             g_pending_host_funcs.fetch_add(1);
-            axl_status s = axl_queue_enqueue_host_func(self.queue.get(), host_func_trampoline, ref);
+            axl_queue_t q = self.queue.get();
+            axl_status s = without_gil([q, ref] { return axl_queue_enqueue_host_func(q, host_func_trampoline, ref); });
             if (s != AXL_SUCCESS) {
               // The callback will never run (the ABI's rule): undo both.
               g_pending_host_funcs.fetch_sub(1);
@@ -286,9 +304,15 @@ block. The flag must belong to the same backend as the queue.
           py::arg("fn"), R"doc(
 Runs ``fn()`` on a backend thread once all earlier work on this queue has run
 (cuLaunchHostFunc's contract). ``fn`` takes the GIL to run and must not call
-blocking axl functions (synchronize, waits) on this queue. If it raises, the
-traceback is printed to stderr and the queue carries on; the exception is not
-re-raised anywhere. The callable is kept alive until it has run.
+blocking axl functions (synchronize, waits) on this queue. On CUDA that thread
+is the driver's callback thread, where driver calls are forbidden: ``fn`` must
+not call axl or the driver at all there (no launches, copies, allocations or
+Buffer frees; signal a CompletionFlag or a threading.Event instead). If it
+raises, the traceback is printed to stderr and the queue carries on; the
+exception is not re-raised anywhere. The callable is kept alive until it has
+run; it, its result and a raised exception are released afterwards on the
+binding's own release thread, never on the backend thread, so a ``__del__``
+they trigger may use axl.
 )doc")
       .def_property_readonly("device", [](QueueObj& self) { return device_object(self.device); },
                              "The Device this queue belongs to.")
@@ -312,8 +336,13 @@ re-raised anywhere. The callable is kept alive until it has run.
       "_drain_host_funcs",
       [] {
         if (g_pending_host_funcs.load() > 0) synchronize_known_devices();
+        // Then the references they left to the release thread, so that their
+        // finalizers run before the interpreter does not let them.
+        drain_release_thread();
       },
-      "Waits for pending host functions (registered with atexit by axl.driver).");
+      "Waits for pending host functions and deferred releases (registered with atexit by axl.driver).");
+  m.def("_drain_release_thread", &drain_release_thread,
+        "Waits until the release thread dropped every reference handed to it so far.");
   m.def("_pending_host_funcs", [] { return g_pending_host_funcs.load(); });
 }
 

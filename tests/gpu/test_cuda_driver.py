@@ -6,6 +6,9 @@ a CUDA device; run by tests/gpu/run.sh."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import time
 
 import numpy as np
@@ -106,6 +109,46 @@ def test_host_functions_run_in_order(gpu):
     assert len(order) < 5  # the spin keeps them queued for a few ms
     gpu.synchronize()
     assert order == [0, 1, 2, 3, 4]
+
+
+# A copy between device memory and pageable host memory blocks the host until
+# the stream's earlier work has run, here a Python host function: the copy
+# must not hold the GIL (python/src/common.hpp). In a child with a timeout, so
+# a regression fails instead of hanging the run.
+_PAGEABLE_COPY = """
+    import threading, time
+    import numpy as np
+    import axl.driver as drv
+    gpu = drv.Accelerator()
+    q = gpu.default_queue
+    host = np.arange(1 << 20, dtype=np.float32)   # pageable: numpy's own memory
+    d = drv.Buffer.from_numpy(host).to(gpu)
+    q.synchronize()
+    ran = []
+    def slow():
+        time.sleep(0.2)
+        ran.append({"thread": threading.get_ident()})   # needs the GIL
+    q.enqueue_host_func(slow)
+    OP
+    q.synchronize()
+    assert len(ran) == 1, ran
+    print("ok")
+"""
+
+
+@pytest.mark.parametrize("op", [
+    "drv.Buffer.from_numpy(host).to(gpu)",               # host to device
+    "back = d.to(drv.CPU()).to_numpy()",                 # device to host
+    "d.inplace_copy_from(drv.Buffer.from_numpy(host))",  # into existing device memory
+], ids=["htod", "dtoh", "inplace"])
+def test_pageable_copy_after_a_python_host_func_does_not_deadlock(gpu, op):
+    code = textwrap.dedent(_PAGEABLE_COPY).replace("OP", op)
+    try:
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{op!r} deadlocked against the queued host function (the copy held the GIL)")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "ok" in p.stdout
 
 
 def test_event_elapsed_time(gpu):

@@ -48,6 +48,7 @@ def test_callable_is_kept_alive_until_it_ran_then_released(cpu, queue):
     flag.signal(1)
     queue.synchronize()
     assert Callback.ran
+    _core._drain_release_thread()  # the release thread drops it (test_gil.py)
     gc.collect()
     assert ref() is None, "kept after it ran"
     assert _core._pending_host_funcs() == 0
