@@ -1131,9 +1131,7 @@ static CUresult fk_cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) 
 static CUresult fk_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
   ENTER("cuDevicePrimaryCtxRetain", "device=%d", dev);
   if (dev < 0 || dev >= g.devices) return CUDA_ERROR_INVALID_DEVICE;
-  pthread_mutex_lock(&g.mu);
-  ++g.ctx[dev].retained;
-  pthread_mutex_unlock(&g.mu);
+  __atomic_add_fetch(&g.ctx[dev].retained, 1, __ATOMIC_ACQ_REL);
   *ctx = (CUcontext)&g.ctx[dev];
   return CUDA_SUCCESS;
 }
@@ -1141,9 +1139,9 @@ static CUresult fk_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
 static CUresult fk_cuDevicePrimaryCtxRelease(CUdevice dev) {
   ENTER("cuDevicePrimaryCtxRelease", "device=%d", dev);
   if (dev < 0 || dev >= g.devices) return CUDA_ERROR_INVALID_DEVICE;
-  pthread_mutex_lock(&g.mu);
-  const int ok = g.ctx[dev].retained > 0;
-  if (ok) --g.ctx[dev].retained;
+  pthread_mutex_lock(&g.mu); /* check and decrement as one */
+  const int ok = __atomic_load_n(&g.ctx[dev].retained, __ATOMIC_ACQUIRE) > 0;
+  if (ok) __atomic_sub_fetch(&g.ctx[dev].retained, 1, __ATOMIC_ACQ_REL);
   pthread_mutex_unlock(&g.mu);
   return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
@@ -1157,7 +1155,8 @@ static CUresult fk_cuCtxGetCurrent(CUcontext* ctx) {
 static CUresult fk_cuCtxSetCurrent(CUcontext ctx) {
   ENTER("cuCtxSetCurrent", "device=%d", ctx ? ((fk_ctx*)ctx)->device : -1);
   fk_ctx* c = (fk_ctx*)ctx;
-  if (c != NULL && (c < g.ctx || c >= g.ctx + g.devices || c->retained == 0)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (c != NULL && (c < g.ctx || c >= g.ctx + g.devices || __atomic_load_n(&c->retained, __ATOMIC_ACQUIRE) == 0))
+    return CUDA_ERROR_INVALID_CONTEXT;
   t_current = c;
   return CUDA_SUCCESS;
 }

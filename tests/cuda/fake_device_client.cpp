@@ -140,6 +140,21 @@ int async_alloc_fallback() {
   return round_trip(q, again, 1024, 9) ? 0 : 1;
 }
 
+void query_memory(void* dev) {
+  uint64_t free_b = 0, total = 0;
+  axl_device_get_memory_info(static_cast<axl_device_t>(dev), &free_b, &total);
+}
+
+// A host function that calls into the driver (CUDA forbids it): the fake
+// must catch it, the process then exits with 86.
+int host_fn_calls_driver() {
+  axl::Device dev = gpu();
+  axl::Queue q = dev.create_queue();
+  q.enqueue_host_func(query_memory, dev.get());
+  q.synchronize();
+  return 0;
+}
+
 void slow(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
 
 // Work queued, the buffer it uses released (so its free waits on the
@@ -180,6 +195,7 @@ int main(int argc, char** argv) {
     else if (mode == "shared") rc = dynamic_shared_memory();
     else if (mode == "fallback") rc = async_alloc_fallback();
     else if (mode == "exit") rc = exit_with_pending_release();
+    else if (mode == "hostfn") rc = host_fn_calls_driver();
     if (rc == 0) std::printf("ok\n");
     return rc;
   } catch (const axl::Error& e) {

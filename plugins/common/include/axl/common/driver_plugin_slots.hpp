@@ -604,11 +604,13 @@ axl_status DriverPlugin<D>::queue_get_native_handle(axl_pqueue queue, uint64_t* 
 // limit is, not just that the launch failed.
 template <class D>
 axl_status DriverPlugin<D>::allow_shared(const Device& d, Kernel& k, uint64_t bytes) {
-  if ((d.max_dynamic_shared != 0 && bytes > d.max_dynamic_shared) || bytes > INT32_MAX)
+  // 0: the device did not say; the driver's own check then decides.
+  const uint64_t limit = d.max_dynamic_shared != 0 ? d.max_dynamic_shared : uint64_t{INT32_MAX};
+  if (bytes > limit)
     return fail(AXL_ERROR_INVALID_ARGUMENT,
                 str("launch of '", k.name, "' asks for ", bytes, " bytes of dynamic shared memory; ",
-                    D::text.vendor, " device ", d.index, " (", d.props.model_name, ") allows at most ",
-                    d.max_dynamic_shared, " per block (", D::text.shared_limit, ")"));
+                    D::text.vendor, " device ", d.index, " (", d.props.model_name, ") allows at most ", limit,
+                    " per block (", D::text.shared_limit, ")"));
   if (bytes <= D::kSharedWithoutOptIn || bytes <= k.shared_allowed.load(std::memory_order_acquire))
     return AXL_SUCCESS;
   std::lock_guard<std::mutex> lk(k.shared_mu);
