@@ -121,8 +121,15 @@ static struct {
   fk_stream* streams; /* every stream ever created (never freed: see stream_main) */
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT, .log_mu = PTHREAD_MUTEX_INITIALIZER};
 
-static __thread fk_ctx* t_current;   /* the calling thread's current context */
-static __thread int t_in_host_fn;    /* set while a host function runs */
+/* Per-thread state through pthread keys, not __thread: LeakSanitizer (GCC
+ * 12) crashes scanning the dynamic TLS of a dlopen()ed library. */
+static pthread_key_t g_current_key; /* the calling thread's current context */
+static pthread_key_t g_host_fn_key; /* non-NULL while a host function runs */
+
+static fk_ctx* current_ctx(void) { return pthread_getspecific(g_current_key); }
+static void set_current_ctx(fk_ctx* c) { pthread_setspecific(g_current_key, c); }
+static int in_host_fn(void) { return pthread_getspecific(g_host_fn_key) != NULL; }
+#define t_current (current_ctx())
 
 static void fk_log(const char* fmt, ...) {
   if (g.log == NULL) return;
@@ -146,6 +153,8 @@ static void fk_teardown(void) {
 }
 
 static void fk_configure(void) {
+  pthread_key_create(&g_current_key, NULL);
+  pthread_key_create(&g_host_fn_key, NULL);
   (void)fake_listed; /* the shared helper header's other function */
   const char* path = getenv("FAKE_CUDA_LOG");
   if (path && *path) g.log = fopen(path, "a");
@@ -171,7 +180,7 @@ static CUresult fk_enter(const char* name, const char* fmt, ...) {
     fprintf(stderr, "FAKE_CUDA: call after teardown: %s\n", name);
     return CUDA_ERROR_DEINITIALIZED;
   }
-  if (t_in_host_fn) {
+  if (in_host_fn()) {
     fprintf(stderr, "FAKE_CUDA: driver call from a host function: %s\n", name);
     pthread_mutex_lock(&g.mu);
     ++g.host_fn_violations;
@@ -380,9 +389,9 @@ static void run_op(fk_stream* s, fk_op* op) {
       pthread_mutex_unlock(&g_ev_mu);
       break;
     case OP_HOST_FN:
-      t_in_host_fn = 1;
+      pthread_setspecific(g_host_fn_key, (void*)1);
       op->fn(op->user);
-      t_in_host_fn = 0;
+      pthread_setspecific(g_host_fn_key, NULL);
       break;
     case OP_WAIT_VALUE: {
       const uint64_t* p = op->dst;
@@ -414,7 +423,7 @@ static void run_op(fk_stream* s, fk_op* op) {
 
 static void* stream_main(void* arg) {
   fk_stream* s = arg;
-  t_current = s->ctx; /* host functions run "in" the stream's context */
+  set_current_ctx(s->ctx); /* host functions run "in" the stream's context */
   pthread_mutex_lock(&s->mu);
   for (;;) {
     while (s->head == NULL) pthread_cond_wait(&s->cv, &s->mu);
@@ -1157,7 +1166,7 @@ static CUresult fk_cuCtxSetCurrent(CUcontext ctx) {
   fk_ctx* c = (fk_ctx*)ctx;
   if (c != NULL && (c < g.ctx || c >= g.ctx + g.devices || __atomic_load_n(&c->retained, __ATOMIC_ACQUIRE) == 0))
     return CUDA_ERROR_INVALID_CONTEXT;
-  t_current = c;
+  set_current_ctx(c);
   return CUDA_SUCCESS;
 }
 
