@@ -88,6 +88,7 @@ axl_status make_device(Backend* b, uint32_t index, uint32_t id, Device** out) {
   if (s) return s;
   axl_pdevice pd = nullptr;
   if ((s = AXL_CALL(b, device_get, index, &pd))) return s;
+  order_exit_drain();
   auto dev = std::make_unique<Device>();
   dev->backend = b;
   dev->pdev = pd;

@@ -433,5 +433,8 @@ const char* dtype_name(uint32_t code);
 
 // ----------------------------------------------------------------- fork --
 void install_process_hooks();
+// Registers the exit drain again, after what a backend's driver registered
+// at exit so far (after backend_init and after a device is opened).
+void order_exit_drain();
 
 }  // namespace axl::core

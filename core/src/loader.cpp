@@ -275,7 +275,13 @@ void load_one(Registry& r, PluginRecord& rec, const std::string& file_name) {
                  ", " + std::to_string(count) + " device(s)");
 }
 
+std::atomic<bool> g_exit_drained{false};
+
+// The exit drain: the reaper's pending frees finish, through the backends'
+// drivers. Registered more than once (order_exit_drain), it runs once, at
+// the first of its registrations that exit reaches.
 void atexit_handler() {
+  if (g_exit_drained.exchange(true)) return;
   drain_deferred_frees();
   g_exiting.store(true);
 }
@@ -307,6 +313,15 @@ void discovery_note(const std::string& line) {
   std::lock_guard<std::mutex> lk(r.mu);
   r.discovery_log += line;
   r.discovery_log += '\n';
+}
+
+void order_exit_drain() {
+  // atexit handlers run in reverse order of registration, and a driver
+  // registers its own exit teardown when it is initialised (CUDA: cuInit,
+  // during discovery) or when it first makes a device's context, all after
+  // install_process_hooks. Registering the drain again now puts it before
+  // them, so it never calls into a driver that has already torn down.
+  atexit(atexit_handler);
 }
 
 void install_process_hooks() {
@@ -450,6 +465,7 @@ axl_status Backend::ensure_ready_slow() {
       axl_status s = AXL_CALL(this, backend_init);
       if (s == AXL_SUCCESS) {
         refresh_device_count();
+        order_exit_drain();
         init_state.store(1, std::memory_order_release);
         trace_on_backend_ready(this);
         return AXL_SUCCESS;

@@ -1,9 +1,14 @@
 // The cuda backend on a real GPU, through axl.h: what the conformance suite
 // does not reach (run-time compilation, fills of every width, completion
 // flags driven by the stream memory operations, host callbacks, cross-queue
-// waits, launch-trace names, event timing, peer copies). Run by
+// waits, launch-trace names, event timing, peer copies, test kernels over
+// 3-D grids, dynamic shared memory above 48 KiB, events from a thread with
+// no current context, the default memory pool left alone, out-of-memory
+// trimming axl's pool). Run by
 // tests/gpu/run.sh; not a ctest, since CI has no GPU. Exits 0 with a message
 // when there is no CUDA device.
+#include <cuda.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -323,6 +328,155 @@ TEST_CASE("peer access and peer copies between two CUDA devices") {
   axl_buffer_release(a);
   axl_buffer_release(b);
   for (auto d : cuda) axl_device_release(d);
+}
+
+TEST_CASE("the test kernels number threads over 3-D grids and blocks") {
+  struct Shape {
+    uint32_t grid[3], block[3], n;
+  };
+  const Shape shapes[] = {{{2, 3, 2}, {4, 2, 2}, 190}, {{7, 5, 1}, {3, 1, 1}, 100}, {{3, 2, 2}, {2, 3, 2}, 100},
+                          {{1, 1, 4}, {8, 4, 2}, 5000}, {{64, 2, 2}, {16, 4, 4}, 1 << 20}};
+  axl_queue_t q = nullptr;
+  AXL_OK(axl_queue_create(g_dev, 0, &q));
+  axl_kernel_t fill = nullptr, inc = nullptr;
+  AXL_OK(axl_device_get_test_kernel(g_dev, AXL_TEST_KERNEL_FILL_U32, &fill));
+  AXL_OK(axl_device_get_test_kernel(g_dev, AXL_TEST_KERNEL_INCREMENT_U32, &inc));
+  for (const Shape& s : shapes) {
+    INFO("grid " << s.grid[0] << "x" << s.grid[1] << "x" << s.grid[2] << " block " << s.block[0] << "x"
+                 << s.block[1] << "x" << s.block[2] << " n " << s.n);
+    std::vector<uint32_t> host(s.n + 16, 0xDEADBEEFu);
+    axl_buffer_t b = nullptr;
+    AXL_OK(axl_buffer_create(g_dev, host.size() * 4, 0, &b));
+    AXL_OK(axl_queue_copy_from_host(q, b, 0, host.data(), host.size() * 4));
+    const uint32_t value = 1000;
+    axl_launch_arg fa[3] = {{AXL_KERNEL_ARG_BUFFER, 0, b, nullptr}, {AXL_KERNEL_ARG_SCALAR, 4, nullptr, &s.n},
+                            {AXL_KERNEL_ARG_SCALAR, 4, nullptr, &value}};
+    AXL_OK(axl_queue_launch(q, fill, s.grid, s.block, 0, fa, 3));
+    AXL_OK(axl_queue_launch(q, inc, s.grid, s.block, 0, fa, 2));
+    AXL_OK(axl_queue_copy_to_host(q, host.data(), b, 0, host.size() * 4));
+    AXL_OK(axl_queue_synchronize(q));
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < s.n; ++i) bad += host[i] != 1001u;
+    CHECK(bad == 0);
+    for (uint32_t i = s.n; i < s.n + 16; ++i) CHECK(host[i] == 0xDEADBEEFu);
+    axl_buffer_release(b);
+  }
+  axl_kernel_release(fill);
+  axl_kernel_release(inc);
+  axl_queue_release(q);
+}
+
+TEST_CASE("a launch with more than 48 KiB of dynamic shared memory runs; one above the limit is refused") {
+  const char* src = R"(
+extern "C" __global__ void smem_sum(unsigned* out, unsigned words) {
+  extern __shared__ unsigned s[];
+  for (unsigned i = threadIdx.x; i < words; i += blockDim.x) s[i] = i;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long sum = 0;
+    for (unsigned i = 0; i < words; ++i) sum += s[i];
+    out[0] = (unsigned)sum;
+    out[1] = s[words - 1];
+  }
+}
+)";
+  axl_module_t m = nullptr;
+  AXL_OK(axl_module_compile(g_dev, AXL_SOURCE_LANGUAGE_CUDA, src, "smem.cu", nullptr, 0, &m));
+  axl_kernel_t k = nullptr;
+  AXL_OK(axl_module_get_kernel(m, "smem_sum", &k));
+  axl_queue_t q = nullptr;
+  AXL_OK(axl_queue_create(g_dev, 0, &q));
+  axl_buffer_t b = nullptr;
+  AXL_OK(axl_buffer_create(g_dev, 8, 0, &b));
+  const uint32_t one[3] = {1, 1, 1}, block[3] = {256, 1, 1};
+  for (uint32_t kib : {64u, 96u}) {
+    const uint32_t words = kib * 1024 / 4;
+    axl_launch_arg args[2] = {{AXL_KERNEL_ARG_BUFFER, 0, b, nullptr}, {AXL_KERNEL_ARG_SCALAR, 4, nullptr, &words}};
+    AXL_OK(axl_queue_launch(q, k, one, block, uint64_t{kib} * 1024, args, 2));
+    uint32_t out[2] = {0, 0};
+    AXL_OK(axl_queue_copy_to_host(q, out, b, 0, 8));
+    AXL_OK(axl_queue_synchronize(q));
+    CHECK(out[0] == static_cast<uint32_t>(uint64_t{words} * (words - 1) / 2));
+    CHECK(out[1] == words - 1);
+  }
+  const uint32_t words = 1;
+  axl_launch_arg args[2] = {{AXL_KERNEL_ARG_BUFFER, 0, b, nullptr}, {AXL_KERNEL_ARG_SCALAR, 4, nullptr, &words}};
+  CHECK(axl_queue_launch(q, k, one, block, 1 << 20, args, 2) == AXL_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(axl_last_error_message()).find("allows at most") != std::string::npos);
+  axl_buffer_release(b);
+  axl_queue_release(q);
+  axl_kernel_release(k);
+  axl_module_release(m);
+}
+
+TEST_CASE("events are waited on, queried and timed from a thread with no current context") {
+  Fixture f;
+  axl_event_t a = nullptr, z = nullptr;
+  AXL_OK(axl_event_create(g_dev, AXL_EVENT_TIMING, &a));
+  AXL_OK(axl_event_create(g_dev, AXL_EVENT_TIMING, &z));
+  AXL_OK(axl_queue_record_event(f.q, a));
+  f.launch_spin(f.q, 10'000'000);
+  AXL_OK(axl_queue_record_event(f.q, z));
+  axl_status sync = AXL_ERROR_INTERNAL, query = AXL_ERROR_INTERNAL, elapsed = AXL_ERROR_INTERNAL;
+  float ms = -1;
+  std::thread t([&] {  // a new thread: no CUDA context is current on it
+    sync = axl_event_synchronize(z);
+    query = axl_event_query(z);
+    elapsed = axl_event_elapsed_ms(a, z, &ms);
+  });
+  t.join();
+  CHECK(sync == AXL_SUCCESS);
+  CHECK(query == AXL_SUCCESS);
+  CHECK(elapsed == AXL_SUCCESS);
+  CHECK(ms > 0.0f);
+  axl_event_release(a);
+  axl_event_release(z);
+}
+
+namespace {
+
+// An entry point of the driver itself (libcuda.so.1), beside axl.
+template <class F>
+F driver_fn(const char* name) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);
+  return lib != nullptr ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("the device's default memory pool keeps its release threshold") {
+  // axl allocates from a pool of its own; the default pool is the CUDA
+  // runtime's (PyTorch's, CuPy's).
+  axl_buffer_t b = nullptr;
+  AXL_OK(axl_buffer_create(g_dev, 1 << 20, 0, &b));
+  axl_buffer_release(b);
+  auto get_pool = driver_fn<CUresult (*)(CUmemoryPool*, CUdevice)>("cuDeviceGetDefaultMemPool");
+  auto get_attr = driver_fn<CUresult (*)(CUmemoryPool, CUmemPool_attribute, void*)>("cuMemPoolGetAttribute");
+  auto device_get = driver_fn<CUresult (*)(CUdevice*, int)>("cuDeviceGet");
+  REQUIRE(get_pool != nullptr);
+  REQUIRE(get_attr != nullptr);
+  REQUIRE(device_get != nullptr);
+  CUdevice dev = 0;
+  REQUIRE(device_get(&dev, 0) == CUDA_SUCCESS);  // axl's first CUDA device is ordinal 0 here
+  CUmemoryPool pool = nullptr;
+  REQUIRE(get_pool(&pool, dev) == CUDA_SUCCESS);
+  cuuint64_t threshold = 1;
+  REQUIRE(get_attr(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold) == CUDA_SUCCESS);
+  CHECK(threshold == 0);  // the driver's default
+}
+
+TEST_CASE("an allocation that finds memory held by axl's pool trims it and succeeds") {
+  uint64_t free_b = 0, total = 0;
+  AXL_OK(axl_device_get_memory_info(g_dev, &free_b, &total));
+  // 60% allocated and freed: axl's pool keeps it (release threshold max).
+  axl_buffer_t a = nullptr;
+  AXL_OK(axl_buffer_create(g_dev, free_b / 10 * 6, 0, &a));
+  axl_buffer_release(a);
+  // 70% fits only once the pool gave the 60% back.
+  axl_buffer_t b = nullptr;
+  CHECK(axl_buffer_create(g_dev, free_b / 10 * 7, 0, &b) == AXL_SUCCESS);
+  if (b) axl_buffer_release(b);
 }
 
 int main(int argc, char** argv) {

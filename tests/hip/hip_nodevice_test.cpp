@@ -140,7 +140,7 @@ TEST_CASE("a runtime without the optional entry points still loads") {
   // HIP 5.2 lacks hipLaunchHostFunc; the stream-ordered allocator and the
   // stream memory operations are optional too.
   axltest::BackendOutcome o = probe(kFake, {{"FAKE_HIP_OMIT", "hipLaunchHostFunc,hipStreamWaitValue64,hipStreamWriteValue64,"
-                                              "hipMallocAsync,hipFreeAsync"}});
+                                              "hipMallocFromPoolAsync,hipFreeAsync"}});
   const KV::Record a = after(o);
   INFO(a.reason);
   CHECK(a.state == "LOADED");

@@ -25,7 +25,7 @@ struct CudaDriver
     : common::DriverTypes<CudaDriver, DriverApi, DriverNames, CUresult, CUdeviceptr, CUdevice, CUcontext,
                           CUstream, CUevent, CUmodule, CUfunction, CUmemoryPool, CUmemAccessDesc>,
       common::DriverValues<CUDA_SUCCESS, CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY,
-                           CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, CU_STREAM_NON_BLOCKING, CU_EVENT_DEFAULT,
+                           CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, CU_STREAM_NON_BLOCKING, CU_EVENT_DEFAULT,
                            CU_EVENT_DISABLE_TIMING,
                            // PORTABLE: pinned for every context, so a buffer made on one
                            // device copies at full speed to the others; DEVICEMAP:
@@ -37,7 +37,8 @@ struct CudaDriver
   static constexpr common::DriverText text{
       "CUDA", "cuda", "cuDevicePrimaryCtxRetain",
       "(CUDA C++ kernels need extern \"C\" to keep their names)", "PTX, CUBIN, FATBIN or AUTO",
-      "AXL_SOURCE_LANGUAGE_CUDA (1)", "NVRTC", "axl_program.cu"};
+      "AXL_SOURCE_LANGUAGE_CUDA (1)", "NVRTC", "axl_program.cu",
+      "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"};
   // CUDA's parameter space is 32764 bytes (4 KiB before CUDA 12.1 / Volta);
   // the driver checks the total, these bound each argument and the count.
   static constexpr common::ArgLimits kArgLimits{4096, 32764};
@@ -66,6 +67,25 @@ struct CudaDriver
     return a.primary_ctx_retain(ctx, dev);
   }
   static void release(const Api& a, DeviceId dev) noexcept { a.primary_ctx_release(dev); }
+
+  // A device-memory pool of axl's own on `dev` (see DriverDevice::pool).
+  static Result pool_create(const Api& a, Pool* pool, DeviceId dev) noexcept {
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = dev;
+    return a.pool_create(pool, &props);
+  }
+
+  // A kernel gets 48 KiB of dynamic shared memory per block; more (up to
+  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) only once its
+  // maximum is raised, or the launch fails with CUDA_ERROR_INVALID_VALUE.
+  static constexpr uint64_t kSharedWithoutOptIn = 48 << 10;
+  static Result allow_dynamic_shared(const Api& a, Function fn, int bytes, const char** call) noexcept {
+    *call = names.func_set_attribute;
+    return a.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+  }
 
   static DevicePtr ptr(axl_devaddr address) noexcept { return address; }
   static axl_devaddr addr(DevicePtr p) noexcept { return p; }

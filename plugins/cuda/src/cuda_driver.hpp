@@ -47,9 +47,11 @@ constexpr int kMinDriverVersion = 12000;
   X(mem_get_info, cuMemGetInfo, 3020, true)                           \
   X(malloc, cuMemAlloc, 3020, true)                                   \
   X(free, cuMemFree, 3020, true)                                      \
-  X(malloc_async, cuMemAllocAsync, 11020, false)                      \
+  X(malloc_from_pool, cuMemAllocFromPoolAsync, 11020, false)          \
   X(free_async, cuMemFreeAsync, 11020, false)                         \
-  X(pool_get_default, cuDeviceGetDefaultMemPool, 11020, false)        \
+  X(pool_create, cuMemPoolCreate, 11020, false)                       \
+  X(pool_destroy, cuMemPoolDestroy, 11020, false)                     \
+  X(pool_trim, cuMemPoolTrimTo, 11020, false)                         \
   X(pool_set_attribute, cuMemPoolSetAttribute, 11020, false)          \
   X(pool_set_access, cuMemPoolSetAccess, 11020, false)                \
   X(host_alloc, cuMemHostAlloc, 2020, true)                           \
@@ -78,6 +80,7 @@ constexpr int kMinDriverVersion = 12000;
   X(module_load_data, cuModuleLoadDataEx, 2010, true)                 \
   X(module_unload, cuModuleUnload, 2000, true)                        \
   X(module_get_function, cuModuleGetFunction, 2000, true)             \
+  X(func_set_attribute, cuFuncSetAttribute, 9000, true)               \
   X(launch_kernel, cuLaunchKernel, 4000, true)
 
 // The resolved entry points; NULL for an optional one the driver lacks.

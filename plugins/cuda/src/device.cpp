@@ -32,6 +32,7 @@ axl_status CudaDriver::describe(Device& d) {
   // DriverPlugin checks that the entry points exist too.
   d.stream_mem_ops = attribute(d, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) != 0;
   d.pools = attribute(d, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0;
+  d.max_dynamic_shared = static_cast<uint32_t>(attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
   return AXL_SUCCESS;
 }
 

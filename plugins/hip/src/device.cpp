@@ -73,6 +73,7 @@ axl_status HipDriver::describe(Device& d) {
   // DriverPlugin checks that the entry points exist too.
   d.stream_mem_ops = attribute(d, hipDeviceAttributeCanUseStreamWaitValue) != 0;
   d.pools = attribute(d, hipDeviceAttributeMemoryPoolsSupported) != 0;
+  d.max_dynamic_shared = static_cast<uint32_t>(attribute(d, hipDeviceAttributeMaxSharedMemoryPerBlock));
   return AXL_SUCCESS;
 }
 

@@ -28,14 +28,15 @@ struct HipDriver
                           int, hipStream_t, hipEvent_t, hipModule_t, hipFunction_t, hipMemPool_t,
                           hipMemAccessDesc>,
       common::DriverValues<hipSuccess, hipErrorNotReady, hipErrorNotFound, hipErrorOutOfMemory,
-                           hipErrorPeerAccessAlreadyEnabled, hipStreamNonBlocking, hipEventDefault,
+                           hipErrorNotSupported, hipErrorPeerAccessAlreadyEnabled, hipStreamNonBlocking, hipEventDefault,
                            hipEventDisableTiming, hipHostMallocPortable | hipHostMallocMapped,
                            0u /* hipStreamWriteValue64 has no flags yet */, hipMemPoolAttrReleaseThreshold,
                            hipMemLocationTypeDevice, hipMemAccessFlagsProtReadWrite> {
   static constexpr RuntimeNames names{};
   static constexpr common::DriverText text{
       "HIP", "hip", "hipDeviceGet", "(HIP C++ kernels need extern \"C\" to keep their names)",
-      "HSACO (an AMD GPU code object) or AUTO", "AXL_SOURCE_LANGUAGE_HIP (2)", "hiprtc", "axl_program.hip"};
+      "HSACO (an AMD GPU code object) or AUTO", "AXL_SOURCE_LANGUAGE_HIP (2)", "hiprtc", "axl_program.hip",
+      "hipDeviceAttributeMaxSharedMemoryPerBlock"};
   // HIP's kernel argument space is 4 KiB, as CUDA's was before 12.1.
   static constexpr common::ArgLimits kArgLimits{4096, 4096};
   static constexpr bool kHasCompiler = true;  // hiprtc
@@ -73,6 +74,26 @@ struct HipDriver
     return hipSuccess;
   }
   static void release(const Api&, DeviceId) noexcept {}
+
+  // A device-memory pool of axl's own on `dev` (see DriverDevice::pool).
+  static Result pool_create(const Api& a, Pool* pool, DeviceId dev) noexcept {
+    hipMemPoolProps props{};
+    props.allocType = hipMemAllocationTypePinned;
+    props.handleTypes = hipMemHandleTypeNone;
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = dev;
+    return a.pool_create(pool, &props);
+  }
+
+  // No opt-in: on AMD GPUs hipModuleLaunchKernel accepts dynamic shared
+  // memory (LDS) up to hipDeviceAttributeMaxSharedMemoryPerBlock as is, and
+  // hipFuncSetAttribute takes a runtime-API function symbol, not a module's
+  // hipFunction_t. allow_shared still checks the device's limit.
+  static constexpr uint64_t kSharedWithoutOptIn = ~uint64_t{0};
+  static Result allow_dynamic_shared(const Api&, Function, int, const char** call) noexcept {
+    *call = "hipModuleLaunchKernel";
+    return hipSuccess;
+  }
 
   static DevicePtr ptr(axl_devaddr address) noexcept { return reinterpret_cast<DevicePtr>(address); }
   static axl_devaddr addr(DevicePtr p) noexcept { return reinterpret_cast<axl_devaddr>(p); }

@@ -40,9 +40,11 @@ namespace axl::hip {
   X(mem_get_info, hipMemGetInfo, true)                               \
   X(malloc, hipMalloc, true)                                         \
   X(free, hipFree, true)                                             \
-  X(malloc_async, hipMallocAsync, false)                             \
+  X(malloc_from_pool, hipMallocFromPoolAsync, false)                 \
   X(free_async, hipFreeAsync, false)                                 \
-  X(pool_get_default, hipDeviceGetDefaultMemPool, false)             \
+  X(pool_create, hipMemPoolCreate, false)                            \
+  X(pool_destroy, hipMemPoolDestroy, false)                          \
+  X(pool_trim, hipMemPoolTrimTo, false)                              \
   X(pool_set_attribute, hipMemPoolSetAttribute, false)               \
   X(pool_set_access, hipMemPoolSetAccess, false)                     \
   X(host_alloc, hipHostMalloc, true)                                 \
@@ -74,10 +76,12 @@ namespace axl::hip {
   X(module_get_function, hipModuleGetFunction, true)                 \
   X(launch_kernel, hipModuleLaunchKernel, true)
 
-// hipMallocAsync's C prototype, declared again here so that the unqualified
-// name below finds it alone: the headers also overload it for C++ outside
-// what __HIP_DISABLE_CPP_FUNCTIONS__ turns off. Never called directly.
-extern "C" hipError_t hipMallocAsync(void** dev_ptr, size_t size, hipStream_t stream);
+// hipMallocFromPoolAsync's C prototype, declared again here so that the
+// unqualified name below finds it alone: the headers also overload it for
+// C++ outside what __HIP_DISABLE_CPP_FUNCTIONS__ turns off. Never called
+// directly.
+extern "C" hipError_t hipMallocFromPoolAsync(void** dev_ptr, size_t size, hipMemPool_t mem_pool,
+                                             hipStream_t stream);
 
 // The resolved entry points, with the prototypes of the headers built
 // against; NULL for an optional one the runtime lacks.

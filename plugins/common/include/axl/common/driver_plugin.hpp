@@ -17,7 +17,9 @@
 //    words of its messages), kArgLimits, kHasCompiler, kLanguage;
 //  * functions: load (dlopen + probe), errors (the result-code table),
 //    error_name / error_string (NULL when unknown), retain / release of the
-//    device's context, wait_geq (a 64-bit stream wait for >=), host_fn,
+//    device's context, pool_create (a pool of axl's own on a device),
+//    allow_dynamic_shared (the opt-in above kSharedWithoutOptIn bytes of
+//    dynamic shared memory), wait_geq (a 64-bit stream wait for >=), host_fn,
 //    ptr / addr (axl_devaddr <-> DevicePtr), accepts_format, describe (fill
 //    the device's properties and capabilities), load_image, load_test_module,
 //    and compile (or kHasCompiler = false).
@@ -89,6 +91,12 @@ struct DriverKernel {
   std::string name;
   const KernelParam* params = nullptr;  // test kernels only
   int32_t param_count = -1;             // -1: not checked
+  // The dynamic shared memory the driver was told this kernel may use
+  // (D::allow_dynamic_shared): only ever raised, under shared_mu, and
+  // stored after the driver accepted it, so a launch that reads a value
+  // here may use that much.
+  std::atomic<uint32_t> shared_allowed{0};
+  std::mutex shared_mu;
 };
 
 template <class D>
@@ -97,10 +105,24 @@ struct DriverDevice {
   typename D::DeviceId dev{};
   typename D::Context ctx{};  // retained primary context (HIP: the ordinal)
   axl_device_properties props{};
-  bool pools = false;           // stream-ordered allocation usable
+  bool pools = false;           // axl's own pool exists: stream-ordered allocation set up
   bool stream_mem_ops = false;  // 64-bit stream wait/write usable
-  typename D::Pool pool = nullptr;           // the device's default pool when `pools`
+  // axl's own pool when `pools` (never the device's default pool: that one
+  // is process-wide, shared with the CUDA runtime, PyTorch and CuPy, whose
+  // release threshold is theirs to choose).
+  typename D::Pool pool = nullptr;
   typename D::Stream alloc_stream = nullptr;  // orders pool allocations and frees
+  uint32_t max_dynamic_shared = 0;  // per block, with the opt-in (0: unknown)
+
+  // Cleared when the driver refuses stream-ordered allocation at run time
+  // (NOT_SUPPORTED although the device reports pools: some virtualised
+  // GPUs): memory_alloc then uses the plain allocator for good. Frees still
+  // go to the pool, except for the addresses in `plain`, the allocations
+  // made after the switch (per-allocation bookkeeping, not a pointer
+  // query: it costs nothing before the switch and needs no driver support).
+  std::atomic<bool> pool_alloc{false};
+  std::mutex plain_mu;
+  std::unordered_set<axl_devaddr> plain;
 
   std::mutex test_mu;  // guards the test-kernel module
   DriverModule<D>* test_module = nullptr;
@@ -377,6 +399,7 @@ class DriverPlugin {
  private:
   static axl_status set_up(uint32_t index, std::unique_ptr<Device>& out);
   static axl_status require_mem_ops(const Queue& q, const char* call);
+  static axl_status allow_shared(const Device& d, Kernel& k, uint64_t bytes);
 };
 
 }  // namespace axl::common

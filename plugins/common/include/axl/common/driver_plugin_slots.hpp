@@ -68,6 +68,9 @@ axl_status DriverPlugin<D>::backend_shutdown() noexcept {
       if (make_current(*d) == AXL_SUCCESS) {
         if (d->test_module != nullptr) (void)a.module_unload(d->test_module->module);
         if (d->alloc_stream != nullptr) (void)a.stream_destroy(d->alloc_stream);
+        // After the synchronisation above no free is pending; the driver
+        // releases what outstanding allocations hold once they are freed.
+        if (d->pools) (void)a.pool_destroy(d->pool);
       }
       D::release(a, d->dev);
       // The Device stays allocated: a late handle must not dangle.
@@ -165,18 +168,27 @@ axl_status DriverPlugin<D>::set_up(uint32_t index, std::unique_ptr<Device>& out)
   }
   // What the device supports, usable only where the runtime has the calls.
   d->stream_mem_ops = d->stream_mem_ops && a.stream_wait_value64 != nullptr && a.stream_write_value64 != nullptr;
-  d->pools = d->pools && a.malloc_async != nullptr && a.free_async != nullptr && a.pool_get_default != nullptr;
+  d->pools = d->pools && a.malloc_from_pool != nullptr && a.free_async != nullptr && a.pool_create != nullptr &&
+             a.pool_destroy != nullptr && a.pool_set_attribute != nullptr;
   if (d->pools) {
-    // Pool memory is cached by the pool instead of returned to the driver at
-    // every synchronisation: what makes stream-ordered allocation cheap.
+    // A pool of axl's own: the device's default pool is process-wide (the
+    // CUDA runtime's cudaMallocAsync, PyTorch and CuPy allocate from it), so
+    // its release threshold is not axl's to change. This one caches freed
+    // memory instead of returning it to the driver at every
+    // synchronisation (what makes stream-ordered allocation cheap), and
+    // gives it back when an allocation runs out of memory (memory_alloc).
     uint64_t keep = ~uint64_t{0};
-    if (a.pool_get_default(&d->pool, d->dev) != D::kSuccess || a.pool_set_attribute == nullptr ||
-        a.pool_set_attribute(d->pool, D::kPoolReleaseThreshold, &keep) != D::kSuccess ||
-        a.stream_create(&d->alloc_stream, D::kStreamNonBlocking) != D::kSuccess) {
+    if (D::pool_create(a, &d->pool, d->dev) != D::kSuccess) {
+      d->pools = false;
+      d->pool = nullptr;
+    } else if (a.pool_set_attribute(d->pool, D::kPoolReleaseThreshold, &keep) != D::kSuccess ||
+               a.stream_create(&d->alloc_stream, D::kStreamNonBlocking) != D::kSuccess) {
+      (void)a.pool_destroy(d->pool);
       d->pools = false;
       d->pool = nullptr;
     }
   }
+  d->pool_alloc.store(d->pools);
   out = std::move(d);
   return AXL_SUCCESS;
 }
@@ -290,17 +302,45 @@ axl_status DriverPlugin<D>::memory_alloc(axl_pdevice device, uint64_t bytes, axl
     const Api& a = api();
     typename D::DevicePtr p{};
     const std::string what = str(bytes, " bytes on ", D::text.vendor, " device ", d.index);
-    if (d.pools) {
-      if (axl_status s = check(a.malloc_async(&p, bytes, d.alloc_stream), D::names.malloc_async, what))
-        return s;
-      // Usable from every queue once the allocating stream reached it; that
-      // stream carries nothing else, so this wait is short.
-      if (axl_status s = check(a.stream_synchronize(d.alloc_stream), D::names.stream_synchronize, what)) {
-        (void)a.free_async(p, d.alloc_stream);
-        return s;
+    // Out of memory while axl's pool holds freed memory (its release
+    // threshold keeps everything): return that to the driver and retry
+    // once. The trim waits for the frees queued on the allocation stream,
+    // so they are returned too.
+    auto retry_after_trim = [&](auto&& alloc) -> Result {
+      Result r = alloc();
+      if (r != D::kOutOfMemory || !d.pools || a.pool_trim == nullptr) return r;
+      if (a.stream_synchronize(d.alloc_stream) != D::kSuccess || a.pool_trim(d.pool, 0) != D::kSuccess)
+        return r;
+      state().host.log(AXL_LOG_DEBUG, str("memory_alloc: ", what, " ran out of memory; trimmed axl's pool "
+                                          "and tried once more"));
+      return alloc();
+    };
+    if (d.pool_alloc.load()) {
+      const Result r = retry_after_trim([&] { return a.malloc_from_pool(&p, bytes, d.pool, d.alloc_stream); });
+      if (r == D::kSuccess) {
+        // Usable from every queue once the allocating stream reached it;
+        // that stream carries nothing else, so this wait is short.
+        if (axl_status s = check(a.stream_synchronize(d.alloc_stream), D::names.stream_synchronize, what)) {
+          (void)a.free_async(p, d.alloc_stream);
+          return s;
+        }
+        *out_address = D::addr(p);
+        return AXL_SUCCESS;
       }
-    } else if (axl_status s = check(a.malloc(&p, bytes), D::names.malloc, what)) {
+      if (r != D::kNotSupported) return fail_driver(r, D::names.malloc_from_pool, what);
+      // The device reports pools but the driver refuses stream-ordered
+      // allocation (seen on virtualised GPUs): plain allocations from now on.
+      if (d.pool_alloc.exchange(false))
+        state().host.log(AXL_LOG_WARN, str(D::names.malloc_from_pool, " answered not supported on ",
+                                           D::text.vendor, " device ", d.index, "; using ", D::names.malloc,
+                                           " for its allocations from now on"));
+    }
+    if (axl_status s = check(retry_after_trim([&] { return a.malloc(&p, bytes); }), D::names.malloc, what))
       return s;
+    if (d.pools) {
+      // Freed with the plain call, not into the pool (memory_free).
+      std::lock_guard<std::mutex> lk(d.plain_mu);
+      d.plain.insert(D::addr(p));
     }
     *out_address = D::addr(p);
     return AXL_SUCCESS;
@@ -314,7 +354,12 @@ axl_status DriverPlugin<D>::memory_free(axl_pdevice device, axl_devaddr address)
     if (axl_status s = make_current(d)) return s;
     // The core guarantees no queued work uses the memory any more, so the
     // free need not wait for anything.
-    if (d.pools) return check(api().free_async(D::ptr(address), d.alloc_stream), D::names.free_async);
+    bool plain = !d.pools;
+    if (!plain && !d.pool_alloc.load()) {
+      std::lock_guard<std::mutex> lk(d.plain_mu);
+      plain = d.plain.erase(address) != 0;
+    }
+    if (!plain) return check(api().free_async(D::ptr(address), d.alloc_stream), D::names.free_async);
     return check(api().free(D::ptr(address)), D::names.free);
   });
 }
@@ -573,12 +618,37 @@ axl_status DriverPlugin<D>::queue_get_native_handle(axl_pqueue queue, uint64_t* 
   });
 }
 
+// Launches asking for more dynamic shared memory than a kernel gets by
+// default (CUDA: 48 KiB) must opt in first, per kernel; the request is
+// checked against the device's opt-in limit so the error says what the
+// limit is, not just that the launch failed.
+template <class D>
+axl_status DriverPlugin<D>::allow_shared(const Device& d, Kernel& k, uint64_t bytes) {
+  // 0: the device did not say; the driver's own check then decides.
+  const uint64_t limit = d.max_dynamic_shared != 0 ? d.max_dynamic_shared : uint64_t{INT32_MAX};
+  if (bytes > limit)
+    return fail(AXL_ERROR_INVALID_ARGUMENT,
+                str("launch of '", k.name, "' asks for ", bytes, " bytes of dynamic shared memory; ",
+                    D::text.vendor, " device ", d.index, " (", d.props.model_name, ") allows at most ", limit,
+                    " per block (", D::text.shared_limit, ")"));
+  if (bytes <= D::kSharedWithoutOptIn || bytes <= k.shared_allowed.load(std::memory_order_acquire))
+    return AXL_SUCCESS;
+  std::lock_guard<std::mutex> lk(k.shared_mu);
+  if (bytes <= k.shared_allowed.load(std::memory_order_relaxed)) return AXL_SUCCESS;
+  const char* call = nullptr;
+  if (axl_status s = check(D::allow_dynamic_shared(api(), k.fn, static_cast<int>(bytes), &call), call,
+                           str("kernel '", k.name, "', ", bytes, " bytes of dynamic shared memory")))
+    return s;
+  k.shared_allowed.store(static_cast<uint32_t>(bytes), std::memory_order_release);
+  return AXL_SUCCESS;
+}
+
 template <class D>
 axl_status DriverPlugin<D>::queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_config* config,
                                          const axl_kernel_arg* args, uint32_t num_args) noexcept {
   return guarded("queue_launch", [&]() -> axl_status {
     Queue& q = *from(queue);
-    const Kernel& k = *from(kernel);
+    Kernel& k = *from(kernel);
     if (config == nullptr || config->struct_size < sizeof(axl_launch_config))
       return fail(AXL_ERROR_INVALID_ARGUMENT,
                   str("launch of '", k.name, "': config is NULL or its struct_size is too small"));
@@ -586,6 +656,7 @@ axl_status DriverPlugin<D>::queue_launch(axl_pqueue queue, axl_pkernel kernel, c
         check_launch_args(k.name.c_str(), k.params, k.param_count, args, num_args, D::kArgLimits);
     if (!bad.empty()) return fail(AXL_ERROR_INVALID_ARGUMENT, bad);
     if (axl_status s = make_current(*q.device)) return s;
+    if (axl_status s = allow_shared(*q.device, k, config->shared_mem_bytes)) return s;
     // The arguments' own addresses as kernelParams: no copy.
     ArgPointers params(args, num_args);
     const Result r = api().launch_kernel(k.fn, config->grid[0], config->grid[1], config->grid[2],
@@ -641,14 +712,20 @@ axl_status DriverPlugin<D>::event_destroy(axl_pevent event) noexcept {
 template <class D>
 axl_status DriverPlugin<D>::event_synchronize(axl_pevent event) noexcept {
   return guarded("event_synchronize", [&]() -> axl_status {
-    return check(api().event_synchronize(from(event)->event), D::names.event_synchronize);
+    // The core calls this from threads of its own (the reaper among them)
+    // where no context need be current.
+    Event& e = *from(event);
+    if (axl_status s = make_current(*e.device)) return s;
+    return check(api().event_synchronize(e.event), D::names.event_synchronize);
   });
 }
 
 template <class D>
 axl_status DriverPlugin<D>::event_query(axl_pevent event) noexcept {
   return guarded("event_query", [&]() -> axl_status {
-    const Result r = api().event_query(from(event)->event);
+    Event& e = *from(event);
+    if (axl_status s = make_current(*e.device)) return s;
+    const Result r = api().event_query(e.event);
     if (r == D::kNotReady) return AXL_ERROR_NOT_READY;  // not a failure: no report
     return check(r, D::names.event_query);
   });
@@ -658,6 +735,7 @@ template <class D>
 axl_status DriverPlugin<D>::event_elapsed_ms(axl_pevent start, axl_pevent end, float* out_ms) noexcept {
   return guarded("event_elapsed_ms", [&]() -> axl_status {
     if (out_ms == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: out_ms is NULL");
+    if (axl_status s = make_current(*from(start)->device)) return s;
     return check(api().event_elapsed_time(out_ms, from(start)->event, from(end)->event),
                  D::names.event_elapsed_time);
   });

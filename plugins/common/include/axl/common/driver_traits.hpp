@@ -30,7 +30,7 @@ struct DriverTypes {
 };
 
 // The result codes the shared slots test for and the flag values they pass.
-template <auto Success, auto NotReady, auto NotFound, auto OutOfMemory, auto PeerAlreadyEnabled,
+template <auto Success, auto NotReady, auto NotFound, auto OutOfMemory, auto NotSupported, auto PeerAlreadyEnabled,
           auto StreamNonBlocking, auto EventDefault, auto EventDisableTiming, auto HostAllocFlags,
           auto WriteValueDefault, auto PoolReleaseThreshold, auto LocationDevice, auto ProtReadWrite>
 struct DriverValues {
@@ -38,6 +38,7 @@ struct DriverValues {
   static constexpr auto kNotReady = NotReady;
   static constexpr auto kNotFound = NotFound;
   static constexpr auto kOutOfMemory = OutOfMemory;
+  static constexpr auto kNotSupported = NotSupported;  // stream-ordered allocation refused at run time
   static constexpr auto kPeerAlreadyEnabled = PeerAlreadyEnabled;
   static constexpr unsigned kStreamNonBlocking = StreamNonBlocking;    // stream_create
   static constexpr unsigned kEventDefault = EventDefault;              // event_create, timed
@@ -59,6 +60,7 @@ struct DriverText {
   const char* language;             // "AXL_SOURCE_LANGUAGE_CUDA (1)"
   const char* compiler;             // "NVRTC"
   const char* default_source_name;  // module_compile's name when the caller gives none
+  const char* shared_limit;         // the device attribute behind Device::max_dynamic_shared
 };
 
 }  // namespace axl::common
