@@ -250,3 +250,35 @@ TEST_CASE("NVML counting no GPU makes the backend unavailable without loading th
   CHECK(c.rec.reason.find("lists no NVIDIA GPU") != std::string::npos);
   CHECK(c.log.find("cuInit") == std::string::npos);
 }
+
+TEST_CASE("census, then first use: a driver with devices initialises once and its devices work") {
+  // NVML counts 2 GPUs, the functional fake driver has 1: counting calls no
+  // cuInit, the first use does, and from then on the driver's count holds.
+  axltest::TempDir dir;
+  const std::string log = dir.str() + "/cuda.log";
+  const axltest::Env env = {{"AXL_CUDA_DRIVER_PATH", AXL_FAKE_CUDA_DEVICE_PATH},
+                            {"AXL_NVML_PATH", kFakeNvml},
+                            {"FAKE_NVML_COUNT", "2"},
+                            {"FAKE_CUDA_DEVICES", "1"},
+                            {"FAKE_CUDA_LOG", log},
+                            {"AXL_VIRTUAL_DEVICES", "0"}};
+  axltest::RunResult counted = run({kProbe}, env);
+  REQUIRE(counted.exit_code == 0);
+  std::ifstream count_log(log);
+  const std::string before((std::istreambuf_iterator<char>(count_log)), std::istreambuf_iterator<char>());
+  INFO("driver calls while counting:\n" << before);
+  CHECK(before.find("cuInit") == std::string::npos);
+  CHECK(KV(counted.out).by_file("libaxl_plugin_cuda.so").devices == 2);
+
+  axltest::RunResult r = run({kProbe, "work"}, env);
+  INFO("probe stdout:\n" << r.out << "\nstderr:\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  KV kv(r.out);
+  CHECK(kv.by_file("libaxl_plugin_cuda.so", "after.").devices == 1);
+  CHECK(kv.num("after.devices.gpu") == 1);
+  std::string work = "<no cuda device used>";
+  for (int i = 0; i < 4; ++i)
+    if (kv["dev.gpu." + std::to_string(i) + ".backend"] == "cuda") work = kv["dev.gpu." + std::to_string(i) + ".work"];
+  CHECK(work == "ok");
+  CHECK(r.err.find("FAKE_CUDA:") == std::string::npos);
+}
