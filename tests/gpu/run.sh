@@ -203,8 +203,6 @@ echo "== probe"
 probe_raw="$out/1-probe.txt"
 : >"$probe_raw"
 t_probe=$SECONDS
-ldcache="$(ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null)"
-first_file() { local f; for f in "$@"; do [[ -e "$f" ]] && { echo "$f"; return 0; }; done; return 1; }
 py_site="$(timeout 10 "$python" -c 'import site, sys; print(" ".join(site.getsitepackages()))' 2>/dev/null)"
 
 add_probe os ok "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}"), $(uname -r), $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
@@ -223,47 +221,73 @@ if command -v nvidia-smi >/dev/null; then
     add_probe driver MISSING "nvidia-smi: $(head -1 <<<"$smi")" "run on the GPU machine; check that /dev/nvidia* and the driver mount exist"
   fi
 fi
-libcuda="$(grep -m1 -o '/[^ ]*/libcuda\.so\.1$' <<<"$ldcache")"
-if [[ -z $libcuda ]]; then
-  libcuda="$(first_file /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/cuda/compat/libcuda.so.1)"
-  [[ -n $libcuda && -z ${AXL_CUDA_DRIVER_PATH:-} ]] && export AXL_CUDA_DRIVER_PATH="$libcuda"
-fi
-if [[ -n $libcuda ]]; then
+# Libraries are probed by loading them (Python's ctypes, as the backend's
+# dlopen would: by soname through the loader, then by path), so a listed but
+# broken or empty file counts as missing. A library found only by path is
+# handed to the backend with its variable.
+# find_lib SONAMES... -- PATHS...: prints "by-name PATH" or "by-path PATH" or
+# "missing ERROR".
+find_lib() {
+  local py=python3
+  command -v python3 >/dev/null || py="$python"
+  timeout 5 "$py" - "$@" <<'PYEOF' 2>/dev/null || echo "missing (could not probe)"
+import ctypes, os, sys
+args = sys.argv[1:]
+split = args.index("--")
+names, paths = args[:split], args[split + 1:]
+def loaded(stem):
+    for line in open("/proc/self/maps"):
+        parts = line.split()
+        if len(parts) >= 6 and os.path.basename(parts[-1]).startswith(stem):
+            return parts[-1]
+    return ""
+err = "none of " + ", ".join(names) + " is known to the loader"
+for how, cands in (("by-name", names), ("by-path", [p for p in paths if os.path.exists(p)])):
+    for c in cands:
+        try:
+            ctypes.CDLL(c)
+        except OSError as e:
+            err = str(e)
+            continue
+        print(how, loaded(os.path.basename(c).split(".so")[0] + ".so") or c)
+        sys.exit(0)
+print("missing", err)
+PYEOF
+}
+read -r how libcuda <<<"$(find_lib libcuda.so.1 -- ${AXL_CUDA_DRIVER_PATH:-} /usr/local/nvidia/lib64/libcuda.so.1 \
+  /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/cuda/compat/libcuda.so.1)"
+if [[ $how == by-* ]]; then
+  [[ $how == by-path && -z ${AXL_CUDA_DRIVER_PATH:-} ]] && export AXL_CUDA_DRIVER_PATH="$libcuda"
   add_probe libcuda ok "$libcuda${AXL_CUDA_DRIVER_PATH:+ (AXL_CUDA_DRIVER_PATH=$AXL_CUDA_DRIVER_PATH)}"
   have_driver=1
 else
-  add_probe libcuda MISSING "no libcuda.so.1 (the NVIDIA driver): GPU steps will SKIP" "on a GPU machine set AXL_CUDA_DRIVER_PATH=/path/to/libcuda.so.1"
+  add_probe libcuda MISSING "no loadable libcuda.so.1 (the NVIDIA driver): GPU steps will SKIP" "on a GPU machine set AXL_CUDA_DRIVER_PATH=/path/to/libcuda.so.1"
 fi
 command -v nvidia-smi >/dev/null || add_probe nvidia-smi MISSING "not on PATH" "it comes with the driver (/usr/local/nvidia/bin); only informational here"
 
-# NVML: nvidia-smi's library; the Python side (nvidia-ml-py) is optional.
-libnvml="$(grep -m1 -o '/[^ ]*/libnvidia-ml\.so\.1$' <<<"$ldcache")"
-[[ -z $libnvml ]] && libnvml="$(first_file /usr/local/nvidia/lib64/libnvidia-ml.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)"
-if [[ -n $libnvml ]]; then
+# NVML: nvidia-smi's library (axl does not need it; its figures do).
+read -r how libnvml <<<"$(find_lib libnvidia-ml.so.1 -- /usr/local/nvidia/lib64/libnvidia-ml.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)"
+if [[ $how == by-* ]]; then
   add_probe nvml ok "$libnvml"
 else
-  add_probe nvml MISSING "no libnvidia-ml.so.1" "NVML ships with the driver; without it only nvidia-smi's figures are missing (not needed by axl)"
+  add_probe nvml MISSING "no loadable libnvidia-ml.so.1" "NVML ships with the driver (/usr/local/nvidia/lib64); without it only nvidia-smi's figures are missing"
 fi
 
-# NVRTC: what Program.compile and the GPU tests' kernels need. Outside the
-# loader's paths (the toolkit's lib64, pip's nvidia wheels) it is handed to
-# the backend with AXL_NVRTC_PATH.
-nvrtc="$(grep -m1 -o -E '/[^ ]*/libnvrtc\.so\.1[0-9](\.[0-9]+)?$' <<<"$ldcache")"
-if [[ -z $nvrtc ]]; then
-  cands=()
-  for d in "${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    cands+=("$d/libnvrtc.so.13" "$d/libnvrtc.so.12")
-  done
-  for s in $py_site; do
-    cands+=("$s/nvidia/cu13/lib/libnvrtc.so.13" "$s/nvidia/cuda_nvrtc/lib/libnvrtc.so.13" "$s/nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
-  done
-  nvrtc="$(first_file "${cands[@]}")"
-  [[ -n $nvrtc && -z ${AXL_NVRTC_PATH:-} ]] && export AXL_NVRTC_PATH="$nvrtc"
-fi
-if [[ -n $nvrtc ]]; then
-  add_probe libnvrtc ok "$(readlink -f "$nvrtc")${AXL_NVRTC_PATH:+ (AXL_NVRTC_PATH=$AXL_NVRTC_PATH)}"
+# NVRTC: what Program.compile and the GPU tests' kernels need: the toolkit's
+# lib64 or pip's nvidia wheels are often outside the loader's paths.
+cands=()
+for d in ${CUDA_HOME:+"$CUDA_HOME/lib64"} /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+  cands+=("$d/libnvrtc.so.13" "$d/libnvrtc.so.12")
+done
+for s in $py_site; do
+  cands+=("$s/nvidia/cu13/lib/libnvrtc.so.13" "$s/nvidia/cuda_nvrtc/lib/libnvrtc.so.13" "$s/nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
+done
+read -r how nvrtc <<<"$(find_lib libnvrtc.so.13 libnvrtc.so.12 -- ${AXL_NVRTC_PATH:-} "${cands[@]}")"
+if [[ $how == by-* ]]; then
+  [[ $how == by-path && -z ${AXL_NVRTC_PATH:-} ]] && export AXL_NVRTC_PATH="$nvrtc"
+  add_probe libnvrtc ok "$nvrtc${AXL_NVRTC_PATH:+ (AXL_NVRTC_PATH=$AXL_NVRTC_PATH)}"
 else
-  add_probe libnvrtc MISSING "no libnvrtc.so.13/.12: run-time compilation (Program.compile, GPU kernels) will fail" "set AXL_NVRTC_PATH=/path/to/libnvrtc.so.13 (CUDA toolkit lib64 or pip's nvidia/cu13/lib)"
+  add_probe libnvrtc MISSING "no loadable libnvrtc.so.13/.12: run-time compilation (Program.compile, GPU kernels) will fail" "set AXL_NVRTC_PATH=/path/to/libnvrtc.so.13 (CUDA toolkit lib64 or pip's nvidia/cu13/lib)"
 fi
 
 # CUDA headers: without cuda.h, cudaTypedefs.h and nvrtc.h CMake skips the
