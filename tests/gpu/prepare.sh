@@ -34,6 +34,9 @@ KNOWN_THERE=" pytest numpy psutil ml-dtypes hypothesis pybind11 scikit-build-cor
   packaging pathspec pluggy iniconfig sortedcontainers attrs torch cupy-cuda13x jax nvidia-ml-py "
 
 mkdir -p "$deps/debs" "$deps/wheels" || { echo "prepare: cannot create $deps"; exit 1; }
+# run.sh unpacks into $deps/root on the machine it runs on: a local unpack is
+# of no use there and would only make the carried folder bigger.
+rm -rf "$deps/root" "$deps/root.tmp"
 rc=0
 
 # 1. Debian packages. Only a deb that is not there yet is downloaded, so the

@@ -67,6 +67,10 @@ summary="$out/0-summary.txt"
 pybin="$(dirname "$(command -v "$python" 2>/dev/null || echo "$python")")"
 [[ -x "$pybin/cmake" || -x "$pybin/ninja" ]] && [[ ":$PATH:" != *":$pybin:"* ]] && PATH="$pybin:$PATH"
 
+# have TOOL: on PATH and executable (bash's `command -v` also reports a
+# non-executable file when nothing better is found).
+have() { local p; p="$(command -v "$1" 2>/dev/null)" && [[ -x $p ]]; }
+
 declare -a rows=() probe=() fixes=()
 failed=0
 state=RUNNING
@@ -210,7 +214,7 @@ add_probe os ok "$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}"), $
 # Driver: nvidia-smi answers for the GPU; else is libcuda.so.1 there at all?
 have_driver=0
 smi_gpu=0
-if command -v nvidia-smi >/dev/null; then
+if have nvidia-smi; then
   smi="$(timeout 5 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1)"
   smi_rc=$?
   { echo "--- nvidia-smi"; timeout 5 nvidia-smi 2>&1; } >>"$probe_raw"
@@ -263,7 +267,7 @@ if [[ $how == by-* ]]; then
 else
   add_probe libcuda MISSING "no loadable libcuda.so.1 (the NVIDIA driver): GPU steps will SKIP" "on a GPU machine set AXL_CUDA_DRIVER_PATH=/path/to/libcuda.so.1"
 fi
-command -v nvidia-smi >/dev/null || add_probe nvidia-smi MISSING "not on PATH" "it comes with the driver (/usr/local/nvidia/bin); only informational here"
+have nvidia-smi || add_probe nvidia-smi MISSING "not on PATH" "it comes with the driver (/usr/local/nvidia/bin); only informational here"
 
 # NVML: nvidia-smi's library (axl does not need it; its figures do).
 read -r how libnvml <<<"$(find_lib libnvidia-ml.so.1 -- /usr/local/nvidia/lib64/libnvidia-ml.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)"
@@ -306,7 +310,7 @@ fi
 # Compilers and build tools.
 version_of() { timeout 5 "$@" 2>&1 | grep -m1 -E '[0-9]+\.[0-9]+' | cut -c1-70; }
 for tool in g++ nvcc cmake ninja make ccache; do
-  if command -v $tool >/dev/null; then
+  if have $tool; then
     case $tool in
       nvcc) v="$(timeout 5 nvcc --version 2>&1 | grep -m1 release | sed 's/.*release/release/')" ;;
       *) v="$(version_of $tool --version)" ;;
@@ -397,13 +401,13 @@ fi
 
 # ---------------------------------------------------------------- 2. build
 gen=()
-if command -v ninja >/dev/null; then
+if have ninja; then
   gen=(-G Ninja)
-elif ! command -v make >/dev/null; then
+elif ! have make; then
   gen=()
 fi
 launcher=()
-if command -v ccache >/dev/null; then
+if have ccache; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   # Paths relative to the source: the pip build (another build folder) hits
   # the cache of this one.
@@ -417,7 +421,7 @@ build_ok=0
 if ((!deps_ok)); then
   not_run configure "deps failed"
   not_run build "deps failed"
-elif ! command -v cmake >/dev/null || { ((${#gen[@]} == 0)) && ! command -v make >/dev/null; }; then
+elif ! have cmake || { ((${#gen[@]} == 0)) && ! have make; }; then
   rows+=("configure|FAIL (no cmake, or neither ninja nor make)|0s")
   fixes+=("configure: put cmake >= 3.24 and ninja on PATH (pip's are in $pybin)")
   failed=1
