@@ -22,7 +22,10 @@
 #      the summary still there, exit non-zero, in seconds;
 #   C. a wrong Python (Debian's /usr/bin/python3: no pybind11 or
 #      scikit-build-core) and libnvrtc hidden: the probe names both with a
-#      fix, python_install FAILs with its fix, the summary is still there.
+#      fix, python_install FAILs with its fix, the summary is still there;
+#   D. the non-root fallback (AXL_GPU_LDCONFIG=0, the registration of A
+#      removed): the installed package imports through LD_LIBRARY_PATH alone.
+# Also: the Python .deb extractor (no dpkg there) gives dpkg-deb's tree.
 # SKIPs (exit 0) when not root or when unshare is refused.
 #
 #   tests/gpu/bare_env_test.sh     Environment: AXL_BARE_DIR (work folder,
@@ -134,6 +137,23 @@ check "no network (no pip index)" bash -c '! timeout 20 "$1" -m pip download -q 
   _ "$work/pyenv/bin/python" "$work/pip-probe"
 ((fail)) && { say "FAIL: the namespace is not bare; nothing run"; exit 1; }
 
+# The Python extractor (a GPU machine without dpkg) must give dpkg-deb's tree.
+for how in dpkg py; do
+  rm -rf "$work/unpack-$how"
+  AXL_GPU_LDCONFIG=0 AXL_GPU_PY_UNPACK=$([[ $how == py ]] && echo 1 || echo 0) \
+    bash "$src/tests/gpu/unpack_deps.sh" "$src/build-deps" "$work/unpack-$how/root" >"$work/unpack-$how.log" 2>&1
+done
+# tree_of ROOT: every entry's type, mode, path and link target, and each
+# file's checksum with ROOT spelt "ROOT" (the relocated .pc files name it).
+tree_of() {
+  local r f
+  r="$(cd "$1" && pwd)"
+  (cd "$r" && find . -printf '%y %m %p %l\n' | sort)
+  (cd "$r" && find . -type f | sort | while read -r f; do echo "$(sed "s#$r#ROOT#g" "$f" | sha256sum | cut -c1-16) $f"; done)
+}
+check "the Python .deb extractor gives dpkg-deb's tree (types, modes, links, contents)" \
+  diff <(tree_of "$work/unpack-dpkg/root") <(tree_of "$work/unpack-py/root")
+
 # The summary's row for a step: "STEP  TIME  RESULT".
 row() { grep -E "^$2 +[0-9]+s +" "$1/0-summary.txt" | sed -E 's/^[a-z_]+ +[0-9]+s +//'; }
 files_ok() { # at most 8 files, names of letters/digits/._- only, 0-summary.txt first
@@ -151,7 +171,7 @@ echo "-- A. run.sh --quick with the carried folder (copied) and the stand-in Pyt
 carried="$work/carried"
 rm -rf "$carried" && mkdir -p "$carried" && cp -a "$src/build-deps/debs" "$src/build-deps/wheels" "$src/build-deps/MANIFEST.txt" "$carried/"
 outA="$work/out-a"
-[[ ${AXL_BARE_KEEP:-0} == 1 ]] || rm -rf "$outA" "$work/out-b" "$work/out-c" "$work/gpu-b"
+[[ ${AXL_BARE_KEEP:-0} == 1 ]] || rm -rf "$outA" "$work/out-b" "$work/out-c" "$work/out-d" "$work/gpu-b"
 t0=$SECONDS
 "${common_env[@]}" AXL_GPU_BUILD="$work/gpu" AXL_GPU_OUT="$outA" AXL_GPU_DEPS="$carried" PYTHON="$work/pyenv/bin/python" \
   bash "$src/tests/gpu/run.sh" --quick >"$work/run-a.txt" 2>&1
@@ -216,9 +236,25 @@ check "one fix line for python_install naming pybind11 and PYTHON=" \
   grep -q -E '^  python_install: .*PYTHON=/opt/torch/.venv/bin/python3.*pybind11' "$outC/0-summary.txt"
 check "the Python steps after it NOT RUN" bash -c '[[ $1 == "NOT RUN"* ]]' _ "$(row "$outC" pytest_gpu)"
 
+# ---- D. not root's way: no ldconfig registration, LD_LIBRARY_PATH only
+echo "-- D. run.sh --quick with AXL_GPU_LDCONFIG=0 (the non-root fallback), the build of A reused"
+rm -f /etc/ld.so.conf.d/axl-gpu-deps.conf && ldconfig 2>/dev/null
+outD="$work/out-d"
+t0=$SECONDS
+"${common_env[@]}" AXL_GPU_LDCONFIG=0 AXL_GPU_BUILD="$work/gpu" AXL_GPU_OUT="$outD" AXL_GPU_DEPS="$carried" PYTHON="$work/pyenv/bin/python" \
+  bash "$src/tests/gpu/run.sh" --quick >"$work/run-d.txt" 2>&1
+rcD=$?
+tD=$((SECONDS - t0))
+sed -n '/^STEP/,/^files:/p' "$outD/0-summary.txt" 2>/dev/null | grep -E '^(deps|python_install|python_smoke) '
+check "exit 0 (rc $rcD, ${tD}s)" test "$rcD" -eq 0
+check "deps says LD_LIBRARY_PATH only" grep -q "^ldconfig: not root (or AXL_GPU_LDCONFIG=0): LD_LIBRARY_PATH only" "$work/gpu/logs/deps.log"
+check "python_smoke PASS" test "$(row "$outD" python_smoke)" == PASS
+check "... and only through LD_LIBRARY_PATH: the loader alone no longer finds the carried libspdlog" \
+  bash -c '! env -u LD_LIBRARY_PATH ldd "$1"/axl/lib/libaxl.so 2>&1 | grep -q "libspdlog.so.1.10 => $2/root/"' _ "$work/gpu/py-site" "$carried"
+
 if ((fail)); then
-  say "FAIL (A ${tA}s, B ${tB}s, C ${tC}s); outputs: $work/out-{a,b,c}, full logs $work/run-{a,b,c}.txt"
+  say "FAIL (A ${tA}s, B ${tB}s, C ${tC}s, D ${tD}s); outputs: $work/out-{a,b,c,d}, full logs $work/run-{a,b,c,d}.txt"
   exit 1
 fi
-say "PASS (A ${tA}s, B ${tB}s, C ${tC}s)"
+say "PASS (A ${tA}s, B ${tB}s, C ${tC}s, D ${tD}s)"
 exit 0

@@ -16,9 +16,12 @@
 # /etc/ld.so.conf.d + ldconfig, because some child processes (pip's build,
 # sanitizer re-execs) do not pass LD_LIBRARY_PATH on; run.sh sets
 # LD_LIBRARY_PATH as well, the only way when not root.
-# Environment: AXL_GPU_LDCONFIG=0 skips the ldconfig registration.
+# Environment: AXL_GPU_LDCONFIG=0 skips the ldconfig registration;
+# AXL_GPU_PY_UNPACK=1 uses the Python extractor even where dpkg is (tests).
 # Prints "FIX: ..." (one line, what to do) before any failing exit.
 set -uo pipefail
+# (No "producer | grep -q" under pipefail below: grep -q stops reading and the
+# producer's SIGPIPE would fail the pipeline.)
 
 deps="${1:?usage: unpack_deps.sh DEPS ROOT}"
 root="${2:?usage: unpack_deps.sh DEPS ROOT}"
@@ -48,7 +51,7 @@ fi
 # 2. Extract into a fresh root (an older unpack of other versions would mix).
 rm -rf "$root.tmp" && mkdir -p "$root.tmp" || { echo "FIX: make $(dirname "$root") writable"; exit 2; }
 for deb in "$deps"/debs/*.deb; do
-  if command -v dpkg-deb >/dev/null; then
+  if command -v dpkg-deb >/dev/null && [[ ${AXL_GPU_PY_UNPACK:-0} != 1 ]]; then
     dpkg-deb -x "$deb" "$root.tmp" || { echo "unpack: dpkg-deb -x failed on $deb"; echo "FIX: carry build-deps again (prepare.sh)"; exit 2; }
   else
     python3 - "$deb" "$root.tmp" <<'EOF' || { echo "unpack: could not extract $deb without dpkg"; echo "FIX: install dpkg or carry build-deps again"; exit 2; }
@@ -92,7 +95,7 @@ find "$root/usr" -name '*.pc' -type f -exec sed -i -E "s#^([a-z_]+)=/usr(/|\$)#\
 usr_move='_realOrig|set\(_IMPORT_PREFIX "/usr|set\(PACKAGE_PREFIX_DIR "/usr"\)'
 leftover=""
 while IFS= read -r f; do
-  if grep -v -E "$usr_move|^[[:space:]]*#" "$f" | grep -q '"/usr'; then
+  if grep -v -E "$usr_move|^[[:space:]]*#" "$f" | grep '"/usr' >/dev/null; then
     sed -i -E "\\%$usr_move|^[[:space:]]*#%! s#\"/usr/#\"$root/usr/#g" "$f"
     leftover+=" $(basename "$f")"
   fi
@@ -127,7 +130,7 @@ echo "libdirs ${libdirs[*]}"
 if [[ $(id -u) -eq 0 && "${AXL_GPU_LDCONFIG:-1}" != 0 ]] && command -v ldconfig >/dev/null; then
   conf=/etc/ld.so.conf.d/axl-gpu-deps.conf
   if printf '%s\n' "${libdirs[@]}" >"$conf" 2>/dev/null && ldconfig 2>&1 | grep -v 'is not a symbolic link\|is empty, not checked\|file too short'; then :; fi
-  if ldconfig -p | grep -q "$root/usr/lib/x86_64-linux-gnu/libspdlog.so"; then
+  if ldconfig -p | grep "$root/usr/lib/x86_64-linux-gnu/libspdlog.so" >/dev/null; then
     echo "ldconfig: registered ${libdirs[*]} ($conf)"
   else
     echo "ldconfig: could not register the libraries ($conf not writable?): LD_LIBRARY_PATH only"
