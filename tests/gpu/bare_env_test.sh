@@ -25,6 +25,8 @@
 #      fix, python_install FAILs with its fix, the summary is still there;
 #   D. the non-root fallback (AXL_GPU_LDCONFIG=0, the registration of A
 #      removed): the installed package imports through LD_LIBRARY_PATH alone.
+#   E. the hard limits: a 45 s budget with a cold build: the build step
+#      times out, the rest is not run, the summary says so, in time.
 # Also: the Python .deb extractor (no dpkg there) gives dpkg-deb's tree.
 # SKIPs (exit 0) when not root or when unshare is refused.
 #
@@ -171,7 +173,7 @@ echo "-- A. run.sh --quick with the carried folder (copied) and the stand-in Pyt
 carried="$work/carried"
 rm -rf "$carried" && mkdir -p "$carried" && cp -a "$src/build-deps/debs" "$src/build-deps/wheels" "$src/build-deps/MANIFEST.txt" "$carried/"
 outA="$work/out-a"
-[[ ${AXL_BARE_KEEP:-0} == 1 ]] || rm -rf "$outA" "$work/out-b" "$work/out-c" "$work/out-d" "$work/gpu-b"
+[[ ${AXL_BARE_KEEP:-0} == 1 ]] || rm -rf "$outA" "$work/out-b" "$work/out-c" "$work/out-d" "$work/out-e" "$work/gpu-b"
 t0=$SECONDS
 "${common_env[@]}" AXL_GPU_BUILD="$work/gpu" AXL_GPU_OUT="$outA" AXL_GPU_DEPS="$carried" PYTHON="$work/pyenv/bin/python" \
   bash "$src/tests/gpu/run.sh" --quick >"$work/run-a.txt" 2>&1
@@ -252,9 +254,25 @@ check "python_smoke PASS" test "$(row "$outD" python_smoke)" == PASS
 check "... and only through LD_LIBRARY_PATH: the loader alone no longer finds the carried libspdlog" \
   bash -c '! env -u LD_LIBRARY_PATH ldd "$1"/axl/lib/libaxl.so 2>&1 | grep -q "libspdlog.so.1.10 => $2/root/"' _ "$work/gpu/py-site" "$carried"
 
+# ---- E. the hard limits: a cold build in a 45 s budget
+echo "-- E. run.sh --quick with AXL_GPU_BUDGET_S=45 and a cold build folder"
+outE="$work/out-e"
+rm -rf "$work/gpu-e"
+t0=$SECONDS
+"${common_env[@]}" AXL_GPU_BUDGET_S=45 AXL_GPU_TIME_SCALE=1 AXL_GPU_CCACHE=0 AXL_GPU_BUILD="$work/gpu-e" AXL_GPU_OUT="$outE" \
+  AXL_GPU_DEPS="$carried" PYTHON="$work/pyenv/bin/python" bash "$src/tests/gpu/run.sh" --quick >"$work/run-e.txt" 2>&1
+rcE=$?
+tE=$((SECONDS - t0))
+rm -rf "$work/gpu-e"
+sed -n '/^STEP/,/^files:/p' "$outE/0-summary.txt" 2>/dev/null | grep -E '^(configure|build|python_install) |^  build:'
+check "exit non-zero (rc $rcE) within the budget and the kill grace (${tE}s <= 65s)" bash -c "[[ $rcE -ne 0 && $tE -le 65 ]]"
+check "the summary is there and says FAIL" grep -q '^axl cuda GPU run: FAIL' "$outE/0-summary.txt"
+check "build FAIL (timeout), with a fix line" \
+  bash -c '[[ $1 == "FAIL (timeout"* ]] && grep -q -E "^  build: ran past" "$2"' _ "$(row "$outE" build)" "$outE/0-summary.txt"
+
 if ((fail)); then
-  say "FAIL (A ${tA}s, B ${tB}s, C ${tC}s, D ${tD}s); outputs: $work/out-{a,b,c,d}, full logs $work/run-{a,b,c,d}.txt"
+  say "FAIL (A ${tA}s, B ${tB}s, C ${tC}s, D ${tD}s, E ${tE}s); outputs: $work/out-{a,b,c,d,e}, full logs $work/run-{a,b,c,d,e}.txt"
   exit 1
 fi
-say "PASS (A ${tA}s, B ${tB}s, C ${tC}s, D ${tD}s)"
+say "PASS (A ${tA}s, B ${tB}s, C ${tC}s, D ${tD}s, E ${tE}s)"
 exit 0

@@ -34,6 +34,7 @@
 #   AXL_GPU_GENERIC     1: run tests/python without a GPU too (default: only
 #                       with one; CI runs it anyway, python/run_tests.sh)
 #   AXL_GPU_LDCONFIG    0: never write /etc/ld.so.conf.d (LD_LIBRARY_PATH only)
+#   AXL_GPU_CCACHE      0: no ccache even where it is installed
 # Exit status: 0 when no step failed.
 set -uo pipefail
 
@@ -157,7 +158,8 @@ step() {
     write_summary
     return 1
   fi
-  ((limit > left)) && limit=$left
+  local capped=0
+  ((limit > left)) && limit=$left && capped=1
   echo "== $name (limit ${limit}s)"
   timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
   rc=$?
@@ -183,7 +185,13 @@ step() {
     local pkg
     pkg="$(grep -m1 -o -E 'provided by "[A-Za-z0-9_]+"' "$log" | cut -d'"' -f2)"
     [[ -z $fix && -n $pkg ]] && fix="CMake cannot find $pkg: carry build-deps (tests/gpu/prepare.sh) or install its -dev package"
-    [[ $result == *timeout* && -z $fix ]] && fix="ran past ${limit}s: see $(group_of "$name"), section $name (AXL_GPU_TIME_SCALE=2 doubles every limit)"
+    if [[ $result == *timeout* && -z $fix ]]; then
+      if ((capped)); then
+        fix="ran past ${limit}s, what was left of the ${budget}s budget: AXL_GPU_BUDGET_S=$((budget * 2)) raises it"
+      else
+        fix="ran past ${limit}s: see $(group_of "$name"), section $name (AXL_GPU_TIME_SCALE=2 doubles every limit)"
+      fi
+    fi
     fixes+=("$name: ${fix:-see $(group_of "$name"), section $name (last lines of its output)}")
   fi
   rows+=("$name|$result|$((SECONDS - t0))s")
@@ -407,7 +415,7 @@ elif ! have make; then
   gen=()
 fi
 launcher=()
-if have ccache; then
+if have ccache && [[ ${AXL_GPU_CCACHE:-1} != 0 ]]; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   # Paths relative to the source: the pip build (another build folder) hits
   # the cache of this one.
