@@ -172,7 +172,8 @@ step() {
     result="SKIP (no CUDA device${reason:+: $reason})"
   fi
   {
-    echo "===== $name: $result, $((SECONDS - t0))s: $*"
+    # The command on one line (an inline script would fill the log header).
+    echo "===== $name: $result, $((SECONDS - t0))s: $(tr '\n' ' ' <<<"$*" | tr -s ' ' | cut -c1-400)"
     cat "$log"
     echo
   } >>"$out/$(group_of "$name")"
@@ -374,6 +375,17 @@ if [[ -s $deps/MANIFEST.txt ]]; then
 else
   add_probe carried MISSING "no $deps/MANIFEST.txt" "run tests/gpu/prepare.sh on a networked Debian 12 machine and carry build-deps with the source tree"
 fi
+# The raw material behind the lines above, for whoever reads the results.
+{
+  echo "--- environment"
+  env | grep -E '^(PATH|LD_LIBRARY_PATH|PYTHONPATH|CUDA_HOME|CUDA_PATH|CUDA_VISIBLE_DEVICES|CMAKE_[A-Z_]+|AXL_[A-Z_]+|OUT)=' | sort
+  echo "--- python probe ($python)"
+  echo "$pyinfo"
+  echo "--- ld.so cache: cuda, nvrtc, nvidia, spdlog, fmt, benchmark"
+  ldconfig -p 2>/dev/null | grep -E 'libcuda|nvrtc|nvidia|spdlog|libfmt|benchmark'
+  echo "--- /dev/nvidia*"
+  ls -l /dev/nvidia* 2>&1
+} >>"$probe_raw"
 add_probe probe-time ok "$((SECONDS - t_probe))s"
 write_summary
 
