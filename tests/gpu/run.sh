@@ -324,6 +324,7 @@ for tool in g++ nvcc cmake ninja make ccache; do
       nvcc) v="$(timeout 5 nvcc --version 2>&1 | grep -m1 release | sed 's/.*release/release/')" ;;
       *) v="$(version_of $tool --version)" ;;
     esac
+    [[ $tool == ccache && ${AXL_GPU_CCACHE:-1} == 0 ]] && v+=" (not used: AXL_GPU_CCACHE=0)"
     add_probe $tool ok "$(command -v $tool): $v"
   else
     case $tool in
