@@ -278,12 +278,15 @@ else
 fi
 have nvidia-smi || add_probe nvidia-smi MISSING "not on PATH" "it comes with the driver (/usr/local/nvidia/bin); only informational here"
 
-# NVML: nvidia-smi's library (axl does not need it; its figures do).
-read -r how libnvml <<<"$(find_lib libnvidia-ml.so.1 -- /usr/local/nvidia/lib64/libnvidia-ml.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)"
+# NVML: nvidia-smi's library; the cuda backend counts GPUs with it where it
+# can (AXL_NVML_PATH, else libnvidia-ml.so.1), without starting the driver.
+read -r how libnvml <<<"$(find_lib libnvidia-ml.so.1 -- ${AXL_NVML_PATH:-} /usr/local/nvidia/lib64/libnvidia-ml.so.1 \
+  /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 /usr/lib64/libnvidia-ml.so.1)"
 if [[ $how == by-* ]]; then
-  add_probe nvml ok "$libnvml"
+  [[ $how == by-path && -z ${AXL_NVML_PATH:-} ]] && export AXL_NVML_PATH="$libnvml"
+  add_probe nvml ok "$libnvml${AXL_NVML_PATH:+ (AXL_NVML_PATH=$AXL_NVML_PATH)}"
 else
-  add_probe nvml MISSING "no loadable libnvidia-ml.so.1" "NVML ships with the driver (/usr/local/nvidia/lib64); without it only nvidia-smi's figures are missing"
+  add_probe nvml MISSING "no loadable libnvidia-ml.so.1" "it ships with the driver (/usr/local/nvidia/lib64): set AXL_NVML_PATH=/path/to/libnvidia-ml.so.1; without it devices are counted another way and nvidia-smi's figures are missing"
 fi
 
 # NVRTC: what Program.compile and the GPU tests' kernels need: the toolkit's
