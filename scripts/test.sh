@@ -42,3 +42,14 @@ fi
 
 echo "== python: pip install . into a fresh venv, pytest tests/python"
 bash python/run_tests.sh
+
+# The GPU check on a bare machine (tests/gpu/bare_env_test.sh): in a private
+# mount and network namespace without spdlog/fmt/Catch2/benchmark, make or a
+# pip index, tests/gpu/run.sh must build and install from the carried
+# build-deps/ alone and SKIP every GPU step. A full Release build plus the
+# wheel (ccache, if installed, makes a rerun fast); SKIPs without root or
+# unshare.
+echo "== gpu: tests/gpu/run.sh on a bare machine (tests/gpu/bare_env_test.sh)"
+bare_t0=$SECONDS
+bash tests/gpu/bare_env_test.sh
+echo "== gpu: bare-machine check took $((SECONDS - bare_t0))s"
