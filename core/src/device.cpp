@@ -143,6 +143,23 @@ AXL_API axl_status axl_device_get(const char* label, uint32_t index, axl_device_
     if (axl_status s = check_label(label)) return s;
     if (axl_status s = ensure_init()) return s;
     auto slots = enumerate(label);
+    // An id counts the devices of the backends before this one, whose counts
+    // may still be census estimates that their driver corrects at
+    // backend_init (Backend::refresh_device_count): initialise those first,
+    // so that the id handed out now is the one it keeps. Each pass readies
+    // at least one backend; a recount may move `index` to another backend.
+    for (size_t pass = 0, readied = 1; readied && index < slots.size() && pass <= registry().backends.size();
+         ++pass) {
+      readied = 0;
+      const Backend* target = slots[index].backend;
+      for (const Slot& s : slots) {
+        if (s.backend == target) break;
+        if (s.backend->is_host() != target->is_host() || s.backend->init_state.load() != 0) continue;
+        (void)s.backend->ensure_ready();  // one that fails contributes no devices
+        readied = 1;
+      }
+      if (readied) slots = enumerate(label);
+    }
     if (index >= slots.size())
       return fail(AXL_ERROR_OUT_OF_RANGE,
                   "device %u of label '%s' was requested but %zu such device(s) exist", index,

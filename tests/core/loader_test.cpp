@@ -416,3 +416,26 @@ TEST_CASE("setuid programs ignore AXL_* variables", "[loader][secure]") {
   CHECK(kv.by_file("libaxl_plugin_cpu.so").state == "LOADED");
   CHECK(kv.num("devices.cpu") == 1);
 }
+
+TEST_CASE("device ids stay right when an earlier backend's recount corrects its census", "[loader]") {
+  // t_a_census counts 2 devices until backend_init, then 1; t_b_good has 1.
+  // Getting t_b_good's device first must not give it an id from the
+  // census: once t_a_census is initialised that id would be out of range.
+  RunResult raw;
+  KV kv = probe({{"AXL_PLUGIN_PATH", std::string(AXL_TEST_PLUGIN_DIR) + "/census"}}, "ids-last-first", "", &raw);
+  INFO("probe stdout:\n" << raw.out);
+  REQUIRE(kv["probe.done"] == "1");
+  CHECK(kv["ids.count"] == "3");
+  const int after = std::stoi(kv["ids.after.count"]);
+  CHECK(after == 2);
+  int got = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string p = "ids." + std::to_string(i);
+    if (kv[p + ".get"] != "AXL_SUCCESS") continue;
+    ++got;
+    INFO(p << " is " << kv[p + ".backend"]);
+    CHECK(kv[p + ".id"] == std::to_string(i));
+    CHECK(std::stoi(kv[p + ".id"]) < after);
+  }
+  CHECK(got == 2);
+}

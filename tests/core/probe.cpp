@@ -369,9 +369,35 @@ int fork_after_init() {
 
 }  // namespace
 
+// Gets every gpu device from the last index to the first (a later
+// backend's device before an earlier backend's) and reports each one's id.
+int ids_last_first() {
+  uint32_t n = 0;
+  axl_device_count("gpu", &n);
+  kv("ids.count", std::to_string(n));
+  for (uint32_t i = n; i-- > 0;) {
+    const std::string p = "ids." + std::to_string(i);
+    axl_device_t d = nullptr;
+    axl_status s = axl_device_get("gpu", i, &d);
+    kv(p + ".get", axl_status_name(s));
+    if (s != AXL_SUCCESS) continue;
+    axl_device_info info{};
+    info.struct_size = sizeof info;
+    axl_device_get_info(d, &info);
+    kv(p + ".id", std::to_string(info.id));
+    kv(p + ".backend", info.backend);
+    axl_device_release(d);
+  }
+  axl_device_count("gpu", &n);
+  kv("ids.after.count", std::to_string(n));
+  kv("probe.done", "1");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "ids-last-first") return ids_last_first();
   if (mode == "fork-discovery") return fork_after_discovery();
   if (mode == "fork-init") return fork_after_init();
   if (mode == "spec" && argc > 2) {

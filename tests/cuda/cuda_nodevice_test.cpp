@@ -241,6 +241,12 @@ TEST_CASE("CUDA_VISIBLE_DEVICES applies to the census as the CUDA runtime applie
   CHECK(none.rec.reason.find("CUDA_VISIBLE_DEVICES=''") != std::string::npos);
   CHECK(none.log.find("cuInit") == std::string::npos);
   CHECK(with("1,1").rec.state == "UNAVAILABLE");  // a repeated ordinal hides every device
+  // A MIG instance's id matches none of NVML's GPU ids; the backend must
+  // stay usable so that the driver, at first use, counts the instances.
+  Counted mig = with("MIG-5c2d1c5e-0000-4000-8000-000000000001");
+  INFO(mig.rec.reason);
+  CHECK(mig.rec.state == "LOADED");
+  CHECK(mig.rec.devices == 1);
 }
 
 TEST_CASE("NVML counting no GPU makes the backend unavailable without loading the driver") {

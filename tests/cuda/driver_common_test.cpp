@@ -173,3 +173,29 @@ TEST_CASE("visible_devices follows CUDA_VISIBLE_DEVICES's rule") {
   CHECK(visible_devices("GPU-x,GPU-y", 3) == 2);      // ids unknown: every UUID entry counts
   CHECK(visible_devices("MIG-1,MIG-2,MIG-3,MIG-4", 3) == 3);
 }
+
+TEST_CASE("visible_devices: MIG ids are not matched against the GPUs' ids") {
+  using axl::common::visible_devices;
+  // NVML's census lists whole GPUs ("GPU-..."); a MIG instance's id
+  // ("MIG-...", or the older "MIG-GPU-<uuid>/gi/ci") is none of them, so a
+  // MIG list cannot be resolved against them and must not count as naming
+  // no device: the driver, at first use, sees the instances.
+  const std::vector<std::string> ids = {"GPU-aaaa-0", "GPU-bbbb-1"};
+  CHECK(visible_devices("MIG-5c2d1c5e-aaaa", 2, ids) == 1);
+  CHECK(visible_devices("MIG-GPU-aaaa-0/1/0", 2, ids) == 1);
+  CHECK(visible_devices("MIG-1,MIG-2", 2, ids) == 2);
+  CHECK(visible_devices("MIG-1,MIG-1", 2, ids) == 0);  // a repeat still hides everything
+}
+
+TEST_CASE("visible_devices: a repeat hides everything however many devices there are") {
+  using axl::common::visible_devices;
+  // The rule does not depend on whether the repeat comes after every
+  // device was named already.
+  CHECK(visible_devices("1,0,1", 3) == 0);
+  CHECK(visible_devices("1,0,1", 2) == 0);
+  CHECK(visible_devices("0,0", 1) == 0);
+  CHECK(visible_devices("0,1,5", 2) == 2);  // an out-of-range entry still just ends the list
+  const std::vector<std::string> ids = {"GPU-aaaa-0", "GPU-bbbb-1"};
+  CHECK(visible_devices("GPU-aaaa,GPU-bbbb,GPU-aaaa-0", 2, ids) == 0);
+  CHECK(visible_devices("GPU-aaaa,GPU-bbbb,GPU-zz", 2, ids) == 2);
+}

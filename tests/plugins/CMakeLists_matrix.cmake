@@ -85,6 +85,10 @@ _axl_test_plugin(dup_b NAME t_dup SUBDIR dup_b)
 _axl_test_plugin(name_mismatch INFO_NAME something_else)
 _axl_test_plugin(init_unavailable DEFINES TP_INIT_UNAVAILABLE)
 _axl_test_plugin(extra_export NO_VERSION_SCRIPT DEFINES TP_EXTRA_EXPORT)
+# A census of 2 that backend_init corrects to 1 (a folder of its own, next
+# to a copy of good: the device ids of a later backend after the recount).
+_axl_test_plugin(census_two NAME t_a_census SUBDIR census DEFINES TP_CENSUS_TWO)
+_axl_test_plugin(census_good NAME t_b_good SUBDIR census)
 
 # ------------------------------------------------------ direct matrix test --
 # tests/CMakeLists.txt provides axl_catch_main (Catch2 v2, Debian's 2.13, with

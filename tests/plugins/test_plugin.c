@@ -22,6 +22,8 @@
  *   TP_UNDEFINED_SYMBOL    calls a function nothing defines
  *   TP_INIT_UNAVAILABLE    backend_init answers BACKEND_UNAVAILABLE
  *   TP_EXTRA_EXPORT        also exports axl_test_extra_symbol
+ *   TP_CENSUS_TWO          counts 2 devices until backend_init ran, then 1
+ *                          (a census the driver's count corrects)
  *
  * Written in the common subset of C11 and C++20 so that TP_NEGOTIATE_THROWS
  * can include it from a .cpp file.
@@ -110,6 +112,10 @@ AXL_PLUGIN_EXPORT int axl_test_extra_symbol(void) { return 42; }
 
 /* ---------------------------------------------------------------- backend */
 
+#ifdef TP_CENSUS_TWO
+static int tp_initialised;
+#endif
+
 static axl_status tp_backend_init(void) {
 #ifdef TP_UNDEFINED_SYMBOL
   if (axl_test_undefined_function() != 0) return AXL_ERROR_INTERNAL;
@@ -119,6 +125,9 @@ static axl_status tp_backend_init(void) {
                  "no device: fake driver");
 #else
   tp_log(AXL_LOG_DEBUG, "backend_init");
+#ifdef TP_CENSUS_TWO
+  tp_initialised = 1;
+#endif
   return AXL_SUCCESS;
 #endif
 }
@@ -128,7 +137,11 @@ static axl_status tp_backend_shutdown(void) { return AXL_SUCCESS; }
 static axl_status tp_backend_device_count(uint32_t* out_count) {
   if (out_count == NULL)
     return tp_fail(AXL_ERROR_INVALID_ARGUMENT, 0, NULL, "out_count is NULL");
+#ifdef TP_CENSUS_TWO
+  *out_count = tp_initialised ? 1 : 2;
+#else
   *out_count = 1;
+#endif
   return AXL_SUCCESS;
 }
 

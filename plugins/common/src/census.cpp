@@ -87,20 +87,27 @@ uint32_t visible_devices(const char* list, uint32_t physical, const std::vector<
   if (list == nullptr) return physical;
   const std::vector<std::string> entries = split_commas(list);
   const bool by_id = !entries.empty() && (starts_with(entries[0], "GPU-") || starts_with(entries[0], "MIG-"));
+  // `ids` name whole GPUs: a MIG instance's id is none of them, so a MIG
+  // list is counted as one whose ids are unknown.
+  const std::vector<std::string> no_ids;
+  const std::vector<std::string>& known = by_id && starts_with(entries[0], "MIG-") ? no_ids : ids;
   std::vector<int64_t> seen;  // ordinals, or indexes into ids
   std::vector<std::string> seen_names;
   uint32_t n = 0;
   for (const std::string& e : entries) {
-    if (n >= physical) break;
+    // Once every device is named, a further valid entry can only be a
+    // repeat (which hides everything, below) or out of range (the end);
+    // only entries that cannot be told apart need the cap.
+    if (n >= physical && by_id && known.empty()) break;
     if (by_id) {
       if (!starts_with(e, entries[0].substr(0, 4).c_str())) break;
       if (std::find(seen_names.begin(), seen_names.end(), e) != seen_names.end()) return 0;
       seen_names.push_back(e);
-      if (!ids.empty()) {
+      if (!known.empty()) {
         // A prefix must name exactly one device.
         int64_t match = -1;
-        for (size_t i = 0; i < ids.size(); ++i)
-          if (starts_with(ids[i], e.c_str())) {
+        for (size_t i = 0; i < known.size(); ++i)
+          if (starts_with(known[i], e.c_str())) {
             if (match >= 0) return 0;
             match = static_cast<int64_t>(i);
           }

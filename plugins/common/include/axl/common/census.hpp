@@ -51,8 +51,9 @@ std::string read_small_file(const std::string& path);
 // it): NULL means every device; the list is comma-separated; each entry is
 // an ordinal (leading digits count, surrounding blanks are ignored) or,
 // when the list starts with "GPU-" or "MIG-", a device id matched by prefix
-// against `ids` (when `ids` is empty every such entry counts: the source
-// cannot tell them apart). The list ends at the first entry that is not a
+// against `ids` (when `ids` is empty, or the list is of "MIG-" ids, which
+// never name a whole GPU, every such entry counts, up to `physical`: the
+// source cannot tell them apart). The list ends at the first entry that is not a
 // valid ordinal or id, or is out of range; a repeated entry makes the whole
 // list empty (0 devices), as the runtime does.
 uint32_t visible_devices(const char* list, uint32_t physical, const std::vector<std::string>& ids = {});
