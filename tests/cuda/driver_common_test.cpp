@@ -1,6 +1,10 @@
 // The driver-loading pieces of plugins/common the cuda (and hip) backends
 // share: the symbol-table resolver, the error table, the library loader and
 // deferred releases. No driver needed.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -198,4 +202,23 @@ TEST_CASE("visible_devices: a repeat hides everything however many devices there
   const std::vector<std::string> ids = {"GPU-aaaa-0", "GPU-bbbb-1"};
   CHECK(visible_devices("GPU-aaaa,GPU-bbbb,GPU-aaaa-0", 2, ids) == 0);
   CHECK(visible_devices("GPU-aaaa,GPU-bbbb,GPU-zz", 2, ids) == 2);
+}
+
+TEST_CASE("read_small_file reads sysfs-sized files and never blocks on a FIFO") {
+  char dir[] = "/tmp/axl_census_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string file = std::string(dir) + "/vendor", fifo = std::string(dir) + "/fifo";
+  {
+    FILE* f = std::fopen(file.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("0x8086\n", f);
+    std::fclose(f);
+  }
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(axl::common::read_small_file(file) == "0x8086\n");
+  CHECK(axl::common::read_small_file(fifo).empty());  // returns at once: no writer, no data
+  CHECK(axl::common::read_small_file(std::string(dir) + "/absent").empty());
+  std::remove(file.c_str());
+  std::remove(fifo.c_str());
+  rmdir(dir);
 }

@@ -164,14 +164,15 @@ namespace {
 
 // `axl_probe` (counting only) with level_zero over the fake loader that
 // has no driver, its call log (fake_driver_util.h) and `census`.
-std::pair<KV::Record, std::string> count_with(const std::string& census) {
+std::pair<KV::Record, std::string> count_with(const std::string& census,
+                                              std::vector<std::pair<std::string, std::string>> env = {}) {
   axltest::TempDir dir;
   const std::string log = dir.str() + "/calls.log";
-  axltest::RunResult r =
-      run({AXL_PROBE_PATH}, {{"AXL_PLUGINS", std::string(AXL_CPU_PLUGIN_PATH) + "," + AXL_LEVEL_ZERO_PLUGIN_PATH},
-                             {kEnv, AXL_FAKE_ZE_NO_DRIVERS_PATH},
-                             {"AXL_CENSUS_ROOT", census},
-                             {"FAKE_CALL_LOG", log}});
+  env.insert(env.end(), {{"AXL_PLUGINS", std::string(AXL_CPU_PLUGIN_PATH) + "," + AXL_LEVEL_ZERO_PLUGIN_PATH},
+                         {kEnv, AXL_FAKE_ZE_NO_DRIVERS_PATH},
+                         {"AXL_CENSUS_ROOT", census},
+                         {"FAKE_CALL_LOG", log}});
+  axltest::RunResult r = run({AXL_PROBE_PATH}, env);
   INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
   REQUIRE(r.exit_code == 0);
   std::ifstream in(log);
@@ -196,4 +197,14 @@ TEST_CASE("no Intel GPU in the census: unavailable with the reason, nothing init
   CHECK_THAT(rec.reason, Catch::Contains("no Intel GPU"));
   CHECK_THAT(rec.reason, Catch::Contains("/sys/class/drm"));
   CHECK(log.empty());
+}
+
+TEST_CASE("ZE_AFFINITY_MASK: its distinct devices are the census, tiles past the card count included") {
+  // One card; FLAT hierarchy numbers tiles, so ordinal 3 may be real.
+  CHECK(count_with(kIntelGpu, {{"ZE_AFFINITY_MASK", "0,1.0,1.1,3"}}).first.devices == 3);
+  CHECK(count_with(kIntelGpu, {{"ZE_AFFINITY_MASK", "0"}}).first.devices == 1);
+  auto [rec, log] = count_with(kIntelGpu, {{"ZE_AFFINITY_MASK", "x,y"}});
+  INFO(rec.reason);
+  CHECK(rec.state == "UNAVAILABLE");
+  CHECK_THAT(rec.reason, Catch::Contains("ZE_AFFINITY_MASK='x,y'"));
 }

@@ -1,12 +1,12 @@
 #include "axl/common/census.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <iterator>
 
 namespace axl::common {
 
@@ -31,14 +31,15 @@ std::vector<std::string> list_folder(const std::string& dir, bool* exists) {
 }
 
 std::string read_small_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::string text;
-  // sysfs files are a page at most; a bound keeps a FIFO from hanging us.
+  // Non-blocking: a FIFO planted in a census root must not hang counting
+  // (open() of a FIFO without a writer blocks otherwise).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {};
+  // sysfs files are a page at most.
   char buf[4096];
-  in.read(buf, sizeof buf);
-  text.assign(buf, static_cast<size_t>(in.gcount()));
-  return text;
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 namespace {
