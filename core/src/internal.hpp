@@ -201,6 +201,20 @@ axl_status ensure_init();
 void discover(Registry& r);
 void discovery_note(const std::string& line);
 
+// ----------------------------------------------------- device-id grammar --
+// The one reading of accelerator ids shared by axl_device_spec_parse and the
+// CLI count (spec.cpp), so the two never disagree on an input: ASCII digits
+// only (no '_', no other scripts' digits, no exponent), an optional sign only
+// where allowed, any number of leading zeros, and the value inside the ABI's
+// id type (axl_device_spec::id, int32_t) or it is refused, never wrapped.
+std::string spec_trim(const std::string& s);   // strips ' ' and '\t'
+std::string spec_lower(std::string s);         // ASCII lower case
+std::string spec_shown(const std::string& s);  // shortened for a message
+// AXL_SUCCESS with *out set, or AXL_ERROR_INVALID_ARGUMENT whose message
+// reads "<what> '<input>': ..." and names the part and what was expected.
+axl_status parse_accelerator_id(const char* what, const std::string& input, const std::string& part,
+                                bool allow_sign, int32_t* out);
+
 // ---------------------------------------------------------------- devices --
 struct Device : Object {
   Device() : Object(Kind::device) {}

@@ -194,43 +194,29 @@ AXL_API axl_status axl_calculate_virtual_device_count_from_cli(const char* const
     if (count && !inputs)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_calculate_virtual_device_count_from_cli: %zu inputs at NULL",
                   count);
-    auto lower = [](std::string s) {
-      std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-      return s;
-    };
-    auto trim = [](const std::string& s) {
-      size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-      return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-    };
     int64_t max_id = -1;
     for (size_t i = 0; i < count; ++i) {
       if (!inputs[i]) return fail(AXL_ERROR_INVALID_ARGUMENT, "CLI device input %zu is NULL", i);
       std::string in = inputs[i];
       if (in == "gpu") {  // exact and case-sensitive, as MAX
         max_id = std::max<int64_t>(max_id, 0);
-      } else if (lower(in) == "gpu:all") {
+      } else if (spec_lower(in) == "gpu:all") {
         uint32_t n = 0;
         if (axl_status s = axl_device_count("gpu", &n)) return s;
         max_id = std::max<int64_t>(max_id, int64_t(n) - 1);
-      } else if (lower(in).rfind("gpu:", 0) == 0) {
+      } else if (spec_lower(in).rfind("gpu:", 0) == 0) {
         std::string rest = in.substr(4);
         size_t pos = 0;
         while (pos <= rest.size()) {
           size_t comma = rest.find(',', pos);
-          std::string part = trim(rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+          std::string part = spec_trim(rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
           pos = comma == std::string::npos ? rest.size() + 1 : comma + 1;
-          if (part.empty() || lower(part) == "all") continue;
-          size_t used = 0;
-          long long v = 0;
-          try {
-            v = std::stoll(part, &used);
-          } catch (...) {
-            used = 0;
-          }
-          if (used != part.size())
-            return fail(AXL_ERROR_INVALID_ARGUMENT,
-                        "device input '%s': '%s' is not an accelerator id (expected an integer)", in.c_str(),
-                        part.c_str());
+          if (part.empty() || spec_lower(part) == "all") continue;
+          // The spec grammar's id reader, with MAX's optional sign ("gpu:-1"
+          // counts nothing); an id past the ABI's int32_t is refused, so
+          // "gpu:4294967296" no longer wraps to a count of 1.
+          int32_t v = 0;
+          if (axl_status s = parse_accelerator_id("device input", in, part, /*allow_sign=*/true, &v)) return s;
           max_id = std::max<int64_t>(max_id, v);
         }
       }

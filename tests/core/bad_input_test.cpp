@@ -692,6 +692,61 @@ TEST_CASE("device spec parsing table", "[bad_input][spec]") {
   bad("gpu:99999999999", "'99999999999'");
 }
 
+// One id grammar for axl_device_spec_parse and the CLI count: ASCII digits,
+// the value within the ABI's int32_t id, refused (naming it) rather than
+// wrapped. Each input below read differently before (a 9-digit cap in the
+// spec parser; strtoll in the CLI count, which skips any leading whitespace,
+// reports a long digit string as "not an integer" and let ids past 2^32
+// wrap the uint32_t count).
+TEST_CASE("device-id grammar: specs and CLI counts agree, ids are range-checked", "[bad_input][spec]") {
+  const std::string long_digits(5000, '9');
+  // Spec ids up to INT32_MAX, leading zeros included.
+  CHECK(is(parse("gpu:2147483647").at(0), 1, INT32_MAX));
+  CHECK(is(parse("gpu:0000000000007").at(0), 1, 7));
+  CHECK(is(parse("2147483647").at(0), 1, INT32_MAX));
+  auto bad_spec = [](const std::string& text, std::initializer_list<std::string> parts) {
+    INFO("spec '" << text << "'");
+    require_error([&] { parse(text); }, AXL_ERROR_INVALID_ARGUMENT, parts);
+  };
+  bad_spec("gpu:2147483648", {"'2147483648'", "out of range", "0..2147483647"});
+  bad_spec("gpu:4294967296", {"'4294967296'", "out of range"});
+  bad_spec("gpu:" + long_digits, {"out of range"});
+  bad_spec("gpu:1_000", {"'1_000'", "not an accelerator id"});
+  bad_spec("gpu:\xd9\xa3", {"not an accelerator id"});     // ARABIC-INDIC DIGIT THREE
+  bad_spec("gpu:\xef\xbc\x93", {"not an accelerator id"});  // FULLWIDTH DIGIT THREE
+  bad_spec("gpu:+3", {"'+3'", "non-negative"});
+
+  auto cli = [](const std::string& in, uint32_t* out) {
+    const char* p = in.c_str();
+    return axl_calculate_virtual_device_count_from_cli(&p, 1, out);
+  };
+  uint32_t n = 0;
+  REQUIRE(cli("gpu:2147483647", &n) == AXL_SUCCESS);
+  CHECK(n == 2147483648u);
+  REQUIRE(cli("gpu:0000000000007", &n) == AXL_SUCCESS);
+  CHECK(n == 8);
+  REQUIRE(cli("gpu:+3,-2147483648", &n) == AXL_SUCCESS);  // MAX's int() takes a sign
+  CHECK(n == 4);
+  auto bad_cli = [&](const std::string& in, std::initializer_list<std::string> parts) {
+    INFO("CLI input '" << in << "'");
+    uint32_t out = 12345;
+    require_status(cli(in, &out), AXL_ERROR_INVALID_ARGUMENT, parts);
+    CHECK(out == 12345);  // nothing written on error
+  };
+  bad_cli("gpu:4294967296", {"'4294967296'", "out of range", "-2147483648..2147483647"});
+  bad_cli("gpu:2147483648", {"'2147483648'", "out of range"});
+  bad_cli("gpu:-2147483649", {"'-2147483649'", "out of range"});
+  bad_cli("gpu:18446744073709551617", {"out of range"});
+  bad_cli("gpu:" + long_digits, {"out of range"});
+  bad_cli("gpu:1_000", {"'1_000'", "not an accelerator id"});
+  bad_cli("gpu:\xd9\xa3", {"not an accelerator id"});
+  bad_cli("gpu:\xef\xbc\x93", {"not an accelerator id"});
+  bad_cli("gpu:\v3", {"not an accelerator id"});  // strtoll skipped it
+  bad_cli("gpu:\n3", {"not an accelerator id"});
+  bad_cli("gpu:3 4", {"'3 4'"});
+  bad_cli("gpu:-", {"'-'"});
+}
+
 TEST_CASE("last-error record and status names", "[bad_input]") {
   axl_clear_last_error();
   axl_error_info e{};

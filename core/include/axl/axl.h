@@ -191,7 +191,10 @@ typedef struct axl_device_spec {
 /* Parses a spec string. gpu:all expands to every accelerator present.
  * Two-call protocol on specs/capacity/out_count. AXL_ERROR_INVALID_ARGUMENT
  * names the bad token. Whitespace around ids is allowed; the label is
- * case-insensitive; duplicates are kept once, in first-seen order. */
+ * case-insensitive; duplicates are kept once, in first-seen order. An id is
+ * ASCII digits only (no sign, '_' or other scripts' digits) and at most
+ * INT32_MAX (the type of axl_device_spec.id): a larger one is refused with
+ * AXL_ERROR_INVALID_ARGUMENT naming it, never wrapped. */
 AXL_API axl_status axl_device_spec_parse(const char* text, axl_device_spec* specs,
                                          size_t capacity, size_t* out_count);
 
@@ -635,8 +638,9 @@ AXL_API axl_status axl_calculate_virtual_device_count(const axl_device_spec* spe
 /* The same from raw CLI strings with MAX's grammar: "gpu" (exact) is id 0;
  * "gpu:all" (any case) is every accelerator; "gpu:<ids>" (any case) takes a
  * comma list, parts trimmed, empty parts and "all" skipped; other strings
- * are ignored. A part that is not an integer is AXL_ERROR_INVALID_ARGUMENT
- * naming it. */
+ * are ignored. A part is read as a spec id (axl_device_spec_parse) with an
+ * optional sign: a part that is not such an integer, or is outside int32_t,
+ * is AXL_ERROR_INVALID_ARGUMENT naming it (so the count always fits). */
 AXL_API axl_status axl_calculate_virtual_device_count_from_cli(const char* const* inputs,
                                                                size_t count, uint32_t* out);
 
