@@ -25,17 +25,20 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -L threads
 
 if command -v clang++ >/dev/null; then
-  echo "== fuzz: axl_fuzz_max_file (clang, libFuzzer+ASan+UBSan), 20 s on tests/fuzz/corpus"
+  echo "== fuzz: libFuzzer+ASan+UBSan (clang), 20 s each: max_file, device_spec, cli_count"
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DAXL_BUILD_FUZZERS=ON \
     -DAXL_BUILD_BENCHMARKS=OFF >/dev/null
-  cmake --build build-fuzz -j"$jobs" --target axl_fuzz_max_file
-  # New inputs go to a scratch folder (the first corpus folder), never into
-  # the checked-in seeds. A crash makes libFuzzer exit non-zero and stops CI.
-  fuzz_out="$(mktemp -d)"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    build-fuzz/bin/axl_fuzz_max_file -max_total_time=20 -max_len=4096 -artifact_prefix=build-fuzz/ \
-    "$fuzz_out" tests/fuzz/corpus
-  rm -rf "$fuzz_out"
+  cmake --build build-fuzz -j"$jobs" --target axl_fuzz_max_file axl_fuzz_device_spec axl_fuzz_cli_count
+  # target:seed folder. New inputs go to a scratch folder (the first corpus
+  # folder), never into the checked-in seeds. A crash makes libFuzzer exit
+  # non-zero and stops CI.
+  for pair in max_file:corpus device_spec:corpus_device_spec cli_count:corpus_cli_count; do
+    fuzz_out="$(mktemp -d)"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      build-fuzz/bin/axl_fuzz_"${pair%%:*}" -max_total_time=20 -max_len=4096 -artifact_prefix=build-fuzz/ \
+      "$fuzz_out" tests/fuzz/"${pair#*:}"
+    rm -rf "$fuzz_out"
+  done
 else
   echo "== fuzz: skipped (no clang++; the corpus replay ran in ctest)"
 fi
