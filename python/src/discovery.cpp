@@ -172,7 +172,7 @@ the build host's CPU into a kernel cache. Stored verbatim.
   // ------------------------------------------------------------ device specs
   m.def("_device_spec_parse", [](const std::string& text) {
     py::list out;
-    for (const axl_device_spec& s : axl::parse_device_spec(text))
+    for (const axl_device_spec& s : axl::parse_device_spec(c_string(text, "device spec")))
       out.append(py::make_tuple(s.is_accelerator != 0, s.id));
     return out;
   }, py::arg("text"), "Core spec grammar: [(is_accelerator, id), ...].");
@@ -185,11 +185,11 @@ the build host's CPU into a kernel cache. Stored verbatim.
   }, py::arg("specs"));
   m.def("_calculate_virtual_device_count_from_cli", [](const std::vector<std::string>& inputs) {
     std::vector<const char*> p;
-    for (const auto& s : inputs) p.push_back(s.c_str());
+    for (const auto& s : inputs) p.push_back(c_string(s, "CLI device input"));
     uint32_t out = 0;
     check(axl_calculate_virtual_device_count_from_cli(p.data(), p.size(), &out));
     return out;
-  }, py::arg("inputs"), "The core's version of the CLI grammar (string inputs only); a cross-check.");
+  }, py::arg("inputs"), "The core's CLI grammar (strings; the one calculate_virtual_device_count_from_cli uses).");
 }
 
 }  // namespace axlpy

@@ -135,6 +135,61 @@ def test_from_cli_bad_id():
         _core._calculate_virtual_device_count_from_cli(["gpu:1,x"])
 
 
+# One grammar: every input below got a different answer from the Python
+# reader (int() takes '_', any script's digits, str.strip()'s whitespace and
+# any size) than from the core (strtoll, whose ids past 2^32 wrapped the
+# count); now Python asks the core, so both agree and ids stay in int32.
+ONE_GRAMMAR_REFUSED = [
+    ("gpu:1_000", "'1_000' is not an accelerator id"),
+    ("gpu:\uff14", "is not an accelerator id"),        # FULLWIDTH DIGIT FOUR
+    ("gpu:\u0663", "is not an accelerator id"),        # ARABIC-INDIC DIGIT THREE
+    ("gpu:3\u00a0", "is not an accelerator id"),       # NO-BREAK SPACE, stripped by str.strip
+    ("gpu:\n3", "is not an accelerator id"),
+    ("gpu:\v3", "is not an accelerator id"),
+    ("gpu:4294967296", "'4294967296' is out of range"),
+    ("gpu:2147483648", "'2147483648' is out of range"),
+    ("gpu:-2147483649", "'-2147483649' is out of range"),
+    ("gpu:" + "9" * 4000, "is out of range"),
+    ("gpu:" + "9" * 5000, "is out of range"),
+]
+
+
+@pytest.mark.parametrize("text,message", ONE_GRAMMAR_REFUSED, ids=lambda v: repr(v)[:30])
+def test_from_cli_one_grammar_refuses(text, message):
+    with pytest.raises(ValueError, match=message):
+        calculate_virtual_device_count_from_cli(text)
+    with pytest.raises(InvalidArgumentError, match=message):
+        _core._calculate_virtual_device_count_from_cli([text])
+    # The spec grammar reads ids alike (it has no sign).
+    with pytest.raises(ValueError, match=message.replace("-", "")):
+        _core._device_spec_parse(text.replace("-", ""))
+
+
+def test_from_cli_int32_edges_and_nul():
+    assert calculate_virtual_device_count_from_cli("gpu:2147483647") == 2**31
+    assert calculate_virtual_device_count_from_cli("gpu:0000000000007") == 8
+    assert calculate_virtual_device_count_from_cli("gpu:-2147483648") == 1
+    assert _core._device_spec_parse("gpu:2147483647") == [(True, 2**31 - 1)]
+    with pytest.raises(ValueError, match="embedded null"):
+        calculate_virtual_device_count_from_cli("gpu:1\x002")
+
+
+def test_from_cli_lists_take_ints_only():
+    np = pytest.importorskip("numpy")
+    assert calculate_virtual_device_count_from_cli([np.int64(3), 1]) == 4
+    assert calculate_virtual_device_count_from_cli([-1]) == 1
+    for bad in ([1.0], [2, 3.5], ["3"], [None], [[1]]):
+        with pytest.raises(TypeError, match="is not an accelerator id .expected an int"):
+            calculate_virtual_device_count_from_cli(bad)
+    for bad in ([True], [1, False]):
+        with pytest.raises(TypeError, match="is a bool"):
+            calculate_virtual_device_count_from_cli(bad)
+    with pytest.raises(ValueError, match=r"device list \[4294967296\].*'4294967296' is out of range"):
+        calculate_virtual_device_count_from_cli([2**32])
+    with pytest.raises(ValueError, match="out of range"):
+        calculate_virtual_device_count_from_cli([0, -(2**31) - 1])
+
+
 def test_device_spec_grammar_in_core():
     assert _core._device_spec_parse("cpu") == [(False, -1)]
     assert _core._device_spec_parse("gpu:0,1") == [(True, 0), (True, 1)]

@@ -8,10 +8,12 @@ MAX's tests patch ``max.driver.driver.accelerator_count``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Union
 
+from .. import _core
 from .._core import accelerator_count
 from ._device import CPU, Accelerator, Device
 
@@ -117,6 +119,24 @@ def calculate_virtual_device_count(*device_spec_lists: Sequence[DeviceSpec]) -> 
     return max(1, max_id + 1)
 
 
+def _cli_list_text(ids: list) -> str:
+    """A list of ids as the CLI string the core reads (``[1, 5]`` ->
+    ``"gpu:1,5"``), so one grammar, in the core, range-checks list ids and
+    string ids alike. Elements must be ints (``__index__``, so numpy integers
+    pass); bool is refused although it is an int, as ``[True]`` is not an id."""
+    parts = []
+    for x in ids:
+        if isinstance(x, bool):
+            raise TypeError(f"device list {ids!r}: {x!r} is a bool, not an accelerator id (expected an int)")
+        try:
+            parts.append(str(operator.index(x)))
+        except TypeError:
+            raise TypeError(
+                f"device list {ids!r}: {x!r} ({type(x).__name__}) is not an accelerator id (expected an int)"
+            ) from None
+    return "gpu:" + ",".join(parts)
+
+
 def calculate_virtual_device_count_from_cli(*device_inputs: Union[str, list[int]]) -> int:
     """The virtual device count for raw ``--devices`` inputs, before parsing.
 
@@ -126,40 +146,47 @@ def calculate_virtual_device_count_from_cli(*device_inputs: Union[str, list[int]
     * a non-empty list of ints: its largest id; an empty list is ignored;
     * exactly ``"gpu"`` (case-sensitive): id 0;
     * ``"gpu:all"`` (any case): ``accelerator_count() - 1``;
-    * ``"gpu:<ids>"`` (any case): the comma-separated ids, each stripped;
-      empty parts and ``"all"`` are skipped, not expanded;
+    * ``"gpu:<ids>"`` (any case): the comma-separated ids, each stripped of
+      spaces and tabs; empty parts and ``"all"`` are skipped, not expanded;
     * anything else (``"cpu"``, ``"GPU"``, ``"gpu0"``, ints) is ignored.
+
+    Ids are read by the core (``axl_calculate_virtual_device_count_from_cli``),
+    the same reader as device specs: ASCII digits with an optional sign, within
+    int32 (the C ABI's id type). So, unlike MAX's ``int()``, ``"gpu:1_000"``
+    and non-ASCII digits are refused, and no id wraps the count.
 
     Examples: ``"gpu:0,3"`` -> 4; ``"GPU:2"`` -> 3; ``"gpu:1,all"`` -> 2;
     ``("gpu:1", [5])`` -> 6.
 
     Raises:
-        ValueError: an id part that is not an integer (MAX lets ``int()``'s
-            bare error through; axl names the input and the part).
+        ValueError: an id part that is not an integer, or one outside int32
+            (axl names the input and the part; MAX lets ``int()``'s bare
+            error through); a string with an embedded NUL.
+        TypeError: a list element that is not an int, or is a bool.
     """
-    max_id = -1
+    texts: list[str] = []
+    count_all = False
     for item in device_inputs:
         if isinstance(item, list):
             if item:
-                max_id = max(max_id, max(item))
+                text = _cli_list_text(item)
+                try:
+                    _core._calculate_virtual_device_count_from_cli([text])
+                except ValueError as e:
+                    raise ValueError(f"device list {item!r}: {e}") from None
+                texts.append(text)
         elif isinstance(item, str):
-            if item == "gpu":
-                max_id = max(max_id, 0)
-            elif item.lower() == "gpu:all":
-                max_id = max(max_id, accelerator_count() - 1)
-            elif item.lower().startswith("gpu:"):
-                for part in item.split(":", 1)[1].split(","):
-                    part = part.strip()
-                    if not part or part.lower() == "all":
-                        continue
-                    try:
-                        value = int(part)
-                    except ValueError:
-                        raise ValueError(
-                            f"device input {item!r}: {part!r} is not an accelerator id (expected an integer)"
-                        ) from None
-                    max_id = max(max_id, value)
-    return max(1, max_id + 1)
+            # gpu:all is counted here, not in the core, only so that it reads
+            # this module's accelerator_count, which tests patch as MAX's
+            # tests do; the test is the core's (ASCII case, no trimming).
+            if item.isascii() and item.lower() == "gpu:all":
+                count_all = True
+            else:
+                texts.append(item)
+    count = _core._calculate_virtual_device_count_from_cli(texts)
+    if count_all:
+        count = max(count, accelerator_count())
+    return count
 
 
 __all__ = [
