@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from axl import _core
 from axl.driver import CPU, Buffer
 from axl.dtype import DType
 
@@ -376,6 +377,69 @@ def test_from_dlpack_numpy_errors_and_read_only():
     assert b._data_ptr() != ro.ctypes.data
     b[0, 0] = 5
     assert ro[0, 0] == 0
+
+
+# Read-only producers stay read-only: a Buffer is always writable, so
+# aliasing a read-only producer let writes land in it (and segfaulted for a
+# read-only np.memmap). copy=False is refused with BufferError, as numpy
+# refuses a writable request; otherwise the producer is copied.
+
+def test_from_dlpack_read_only_numpy_copy_false_is_buffer_error():
+    ro = np.arange(6, dtype=np.int32)
+    ro.flags.writeable = False
+    with pytest.raises(BufferError, match="read-only.*copy=False"):
+        Buffer.from_dlpack(ro, copy=False)
+    assert ro.tolist() == list(range(6))
+
+
+def test_from_dlpack_read_only_memmap(tmp_path):
+    path = tmp_path / "ro.bin"
+    np.arange(8, dtype=np.float32).tofile(path)
+    mm = np.memmap(path, dtype=np.float32, mode="r", shape=(8,))
+    with pytest.raises(BufferError, match="read-only"):
+        Buffer.from_dlpack(mm, copy=False)
+    for b in (Buffer.from_dlpack(mm), Buffer.from_dlpack(mm, copy=True), Buffer.from_numpy(mm)):
+        assert b._data_ptr() != mm.ctypes.data
+        b[0] = 42.0  # a private copy: no fault, the file is unchanged
+        b.inplace_copy_from(Buffer.from_numpy(np.full(8, 7, dtype=np.float32)))
+        assert b[0].item() == 7.0
+    del mm
+    assert np.fromfile(path, dtype=np.float32).tolist() == list(range(8))
+
+
+def test_from_dlpack_versioned_read_only_flag_is_honoured():
+    ro = np.arange(4, dtype=np.int16)
+    ro.flags.writeable = False
+    # numpy >= 2.1 sets DLPACK_FLAG_BITMASK_READ_ONLY in a versioned capsule.
+    buf, read_only = _core._from_dlpack_capsule(ro.__dlpack__(max_version=(1, 0)))
+    assert read_only
+    p = Producer(ro)  # not numpy to from_dlpack: only the capsule's flag says read-only
+    b = Buffer.from_dlpack(p)
+    assert p.calls and b._data_ptr() != ro.ctypes.data
+    b[1] = 99
+    assert ro[1] == 1 and b[1].item() == 99
+
+
+def _versioned_flags(capsule) -> int:
+    """The flags field of a 'dltensor_versioned' capsule's
+    DLManagedTensorVersioned (after version, manager_ctx and deleter)."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return ctypes.c_uint64.from_address(get(capsule, b"dltensor_versioned") + 24).value
+
+
+def test_exported_buffers_are_writable_dlpack():
+    # No Buffer is read-only (read-only producers are copied on import), so
+    # an export never sets the read-only flag and consumers may write.
+    ro = np.arange(3, dtype=np.int64)
+    ro.flags.writeable = False
+    for b in (Buffer.from_dlpack(ro), Buffer.from_numpy(np.arange(3, dtype=np.int64))):
+        assert _versioned_flags(b.__dlpack__(max_version=(1, 0))) & 1 == 0
+        a = np.from_dlpack(b)
+        assert a.flags.writeable
+        a[0] = 5
+        assert b[0].item() == 5
+    assert ro[0] == 0
 
 
 def test_from_dlpack_buffer():

@@ -85,12 +85,25 @@ def _host_side(buf: Buffer) -> Buffer:
 # --------------------------------------------------------------- numpy side
 
 
+_READ_ONLY_ALIAS = (
+    "the producer is read-only and {what} asks to alias it; an axl Buffer is always writable "
+    "(copies, fills and kernels may write it), so pass copy=None or copy=True for a private copy"
+)
+
+
 def _import_numpy(arr: Any) -> Buffer:
     """A CPU buffer aliasing the C-contiguous, writable, native-order array."""
     dtype = DType.from_numpy(arr.dtype)
+    # Every caller copies a read-only array first; this is the last line, so
+    # that no path can alias one (a write would land in it, or fault on a
+    # read-only np.memmap).
+    if not arr.flags.writeable:
+        raise BufferError("from_dlpack: " + _READ_ONLY_ALIAS.format(what="this import"))
     # Exported as unsigned ints of the same width: numpy cannot DLPack-export
     # bool views of every version or ml_dtypes types at all.
-    buf, _ = _core._from_dlpack_capsule(_numpy_capsule(arr.view(_raw_numpy(dtype))))
+    buf, read_only = _core._from_dlpack_capsule(_numpy_capsule(arr.view(_raw_numpy(dtype))))
+    if read_only:  # the capsule's DLPACK_FLAG_BITMASK_READ_ONLY
+        raise BufferError("from_dlpack: " + _READ_ONLY_ALIAS.format(what="this import"))
     return buf._view(dtype, arr.shape)
 
 
@@ -170,15 +183,21 @@ def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
     """A buffer over any DLPack producer (MAX: ``Buffer.from_dlpack``).
 
     numpy arrays: must be C-contiguous (``ValueError`` otherwise); read-only
-    ones are copied; ``copy=True`` copies. A :class:`Buffer` is returned as
-    is (or copied with ``copy=True``). Other producers (torch, cupy, ...) are
-    aliased; the stream handshake passes our queue's native stream so the
-    producer orders its work before ours (DLPack's ``stream`` argument).
+    ones are copied, and ``copy=False`` of a read-only one is a
+    ``BufferError`` (numpy's answer to a writable request): a Buffer is
+    always writable, so aliasing would let writes land in the producer (or
+    fault, for a read-only ``np.memmap``). ``copy=True`` copies. A
+    :class:`Buffer` is returned as is (or copied with ``copy=True``). Other
+    producers (torch, cupy, ...) are aliased unless their capsule carries
+    DLPack 1.x's read-only flag, then copied; the stream handshake passes our
+    queue's native stream so the producer orders its work before ours
+    (DLPack's ``stream`` argument).
 
     Raises:
         ValueError: MAX's messages for non-contiguous input and for ``copy``
             with inputs other than numpy arrays and Buffers.
-        BufferError: the producer's device or dtype has no axl counterpart.
+        BufferError: the producer's device or dtype has no axl counterpart;
+            ``copy=False`` of a read-only numpy array.
     """
     np = sys.modules.get("numpy")
     if isinstance(array, Buffer):
@@ -188,7 +207,9 @@ def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
             raise ValueError(
                 "driver buffer's from_dlpack only accepts contiguous arrays. First call np.ascontiguousarray(array)"
             )
-        if copy is None and not array.flags.writeable:
+        if not array.flags.writeable:
+            if copy is False:
+                raise BufferError("from_dlpack: " + _READ_ONLY_ALIAS.format(what="copy=False"))
             copy = True
         if copy:
             array = array.copy()
