@@ -32,6 +32,18 @@ axl_status fail_backend(axl_status status, const std::string& backend,
 // mark before a call whose reporting matters regardless of status.
 void begin_plugin_call();
 bool plugin_reported();
+// Who reported an error: kept by whatever reports it again later (a poisoned
+// completion, a failed deferred free), so the later error still names the
+// backend and native code of the failure that caused it.
+struct ErrorOrigin {
+  axl_status status = AXL_SUCCESS;
+  std::string backend, native_name, message;
+  int64_t native_code = 0;
+};
+// The calling thread's last error.
+ErrorOrigin last_error_origin();
+// Records `status` with the origin's backend and native code and `message`.
+axl_status fail_from(axl_status status, const ErrorOrigin& origin, const std::string& message);
 
 // Runs `body` and turns any C++ exception into AXL_ERROR_INTERNAL: nothing
 // thrown inside the core or a plugin crosses the application ABI.
@@ -297,9 +309,12 @@ struct Completion : Object {
   axl_pevent pe = nullptr;
   std::atomic<bool> poisoned{false};
   std::atomic<bool> ready{false};  // cached once the event completed
-  std::mutex mu;                   // guards message
-  std::string message;
+  std::mutex mu;                   // guards failure
+  // Why waits fail, with the backend and native code of the failure that
+  // poisoned it (empty for an application's own poison).
+  ErrorOrigin failure;
   void poison(const std::string& why);
+  void poison(const ErrorOrigin& why);
   axl_status ensure_recorded();
   axl_status wait();   // AXL_ERROR_HOST_HAZARD when poisoned
   bool query();
