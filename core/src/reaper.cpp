@@ -22,7 +22,9 @@ struct Pending {
   Device* device = nullptr;  // whose memory `free` returns; null for pinned/external
   uint64_t bytes = 0;
   std::vector<std::pair<Backend*, axl_pevent>> events;
-  std::vector<Queue*> drain;  // retained: no event could be recorded on them
+  // Retained until finish() synchronized and released them; the list itself
+  // stays (another thread's ready() may be reading it).
+  std::vector<Queue*> drain;
   std::function<void()> free;
   Pending() = default;
   Pending(const Pending&) = delete;
@@ -129,7 +131,7 @@ class Reaper {
         }
       }
       if (!not_yet.empty()) {
-        // Back to the reaper thread, in their order, ahead of newer entries.
+        // Back to the reaper thread, in their order (the oldest of d's first).
         std::lock_guard<std::mutex> lk(mu_);
         for (auto it = not_yet.rbegin(); it != not_yet.rend(); ++it) {
           items_.push_front(*it);
@@ -187,7 +189,6 @@ class Reaper {
       if (!q->device->backend->poisoned.load()) AXL_CALL(q->device->backend, queue_synchronize, q->pq);
       release(q);
     }
-    p.drain.clear();
     if (!process_exiting()) p.free();
     if (p.device) p.device->deferred_freed.fetch_add(p.bytes);
   }
