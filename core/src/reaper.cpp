@@ -122,10 +122,10 @@ class Reaper {
       }
       if (mine.empty() && others.empty()) return freed();
       std::vector<Item> not_yet;
-      for (const Item& p : mine) {
+      for (Item& p : mine) {
         if (ready(*p)) {
           finish(*p);
-          done(p);
+          done(std::move(p));
         } else {
           not_yet.push_back(p);
         }
@@ -164,15 +164,24 @@ class Reaper {
         claimed_.push_back(p);
       }
       finish(*p);
-      done(p);
+      done(std::move(p));
     }
   }
 
-  void done(const Item& p) {
-    if (p->device) p->device->deferred_frees.fetch_sub(1);
+  // Takes the finisher's reference, the last one unless another thread is
+  // looking at the entry this instant: the events are destroyed before the
+  // entry counts as done, so the exit drain does not return while the
+  // driver still has calls of ours to come (its own exit teardown follows).
+  void done(Item&& p) {
+    Device* dev = p->device;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      claimed_.erase(std::find(claimed_.begin(), claimed_.end(), p));
+    }
+    p.reset();
+    if (dev) dev->deferred_frees.fetch_sub(1);
     std::lock_guard<std::mutex> lk(mu_);
-    claimed_.erase(std::find(claimed_.begin(), claimed_.end(), p));
-    if (--pending_ == 0 || p->device) done_cv_.notify_all();
+    if (--pending_ == 0 || dev) done_cv_.notify_all();
   }
 
  public:
