@@ -75,10 +75,12 @@ namespace {
 // memory freed in stream order: memory the application released is never
 // what makes an allocation fail. Bounded, since a queue gated on the host
 // may never reach the release point.
+constexpr std::chrono::seconds kReuseWait{5};
+
 axl_status alloc_device_memory(Device* d, uint64_t size_bytes, axl_devaddr* out) {
   axl_status s = AXL_CALL(d->backend, memory_alloc, d->pdev, size_bytes, out);
   if (s != AXL_ERROR_OUT_OF_DEVICE_MEMORY) return s;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kReuseWait;
   ErrorOrigin oom = last_error_origin();
   while (reclaim_deferred_frees(d, &deadline) > 0) {
     s = AXL_CALL(d->backend, memory_alloc, d->pdev, size_bytes, out);
@@ -88,7 +90,7 @@ axl_status alloc_device_memory(Device* d, uint64_t size_bytes, axl_devaddr* out)
   const uint64_t pending = deferred_free_bytes(d);
   if (pending)
     oom.message += "; " + std::to_string(pending) + " bytes released earlier are pending release (queues that used "
-                   "them have not reached the release point within 5 s)";
+                   "them have not reached the release point within " + std::to_string(kReuseWait.count()) + " s)";
   else
     oom.message += "; no released memory is pending release";
   return fail_from(s, oom, oom.message);
