@@ -1,4 +1,6 @@
 // Buffers: contiguous device or pinned-host allocations and byte views.
+#include <cstdio>
+
 #include "internal.hpp"
 
 namespace axl::core {
@@ -18,22 +20,83 @@ Buffer::~Buffer() {
   const axl_devaddr a = address;
   auto cb = external_release;
   void* ud = external_user_data;
+  const uint64_t bytes = size;
   auto free_memory = [=] {
     if (ext) {
       if (cb) cb(ud);
     } else if (!d->backend->poisoned.load()) {
       if (pin)
         AXL_CALL(d->backend, pinned_free, d->pdev, h);
-      else
-        AXL_CALL(d->backend, memory_free, d->pdev, a);
+      else if (AXL_CALL(d->backend, memory_free, d->pdev, a))
+        note_free_failure(d, bytes, a);
     }
   };
   if (used_by.empty())
     free_memory();  // never queued: no std::function, no reaper
-  else
+  else if (ext || pin)
     free_after_queues(used_by, free_memory);
+  else  // device memory: an allocation that does not fit may hurry this free
+    free_after_queues(used_by, free_memory, d, bytes);
   release(device);
 }
+
+void note_free_failure(Device* d, uint64_t bytes, axl_devaddr address) {
+  ErrorOrigin o = last_error_origin();
+  char at[32];
+  snprintf(at, sizeof at, "0x%llx", (unsigned long long)address);
+  // The plugin's words first, as in every error it reports.
+  o.message += " (releasing " + std::to_string(bytes) + " bytes at " + at + " of " + dev_name(d) +
+               "; the memory stays allocated)";
+  logf(AXL_LOG_ERROR, "%s", o.message.c_str());
+  std::lock_guard<std::mutex> lk(d->free_failure_mu);
+  if (d->free_failures++ == 0) d->free_failure = std::move(o);
+}
+
+axl_status take_free_failure(Device* d) {
+  ErrorOrigin o;
+  uint32_t n = 0;
+  {
+    std::lock_guard<std::mutex> lk(d->free_failure_mu);
+    if (d->free_failures == 0) return AXL_SUCCESS;
+    n = d->free_failures;
+    d->free_failures = 0;
+    o = std::move(d->free_failure);
+  }
+  std::string msg = o.message;
+  if (n > 1) msg += " (and " + std::to_string(n - 1) + " later releases failed too)";
+  return fail_from(o.status, o, msg);
+}
+
+namespace {
+
+// memory_alloc; when it runs out of memory, frees of d's memory the reaper
+// still holds are hurried (their queues may have passed the release point,
+// or will shortly) and the allocation retried, as cudaMallocAsync reuses
+// memory freed in stream order: memory the application released is never
+// what makes an allocation fail. Bounded, since a queue gated on the host
+// may never reach the release point.
+constexpr std::chrono::seconds kReuseWait{5};
+
+axl_status alloc_device_memory(Device* d, uint64_t size_bytes, axl_devaddr* out) {
+  axl_status s = AXL_CALL(d->backend, memory_alloc, d->pdev, size_bytes, out);
+  if (s != AXL_ERROR_OUT_OF_DEVICE_MEMORY) return s;
+  const auto deadline = std::chrono::steady_clock::now() + kReuseWait;
+  ErrorOrigin oom = last_error_origin();
+  while (reclaim_deferred_frees(d, &deadline) > 0) {
+    s = AXL_CALL(d->backend, memory_alloc, d->pdev, size_bytes, out);
+    if (s != AXL_ERROR_OUT_OF_DEVICE_MEMORY) return s;
+    oom = last_error_origin();
+  }
+  const uint64_t pending = deferred_free_bytes(d);
+  if (pending)
+    oom.message += "; " + std::to_string(pending) + " bytes released earlier are pending release (queues that used "
+                   "them have not reached the release point within " + std::to_string(kReuseWait.count()) + " s)";
+  else
+    oom.message += "; no released memory is pending release";
+  return fail_from(s, oom, oom.message);
+}
+
+}  // namespace
 
 }  // namespace axl::core
 
@@ -75,7 +138,7 @@ AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes, u
       b->address = reinterpret_cast<axl_devaddr>(host);
     } else {
       axl_devaddr a = 0;
-      if (axl_status s = AXL_CALL(d->backend, memory_alloc, d->pdev, size_bytes, &a)) return s;
+      if (axl_status s = alloc_device_memory(d, size_bytes, &a)) return s;
       b->address = a;
       // Only a host device's memory is host memory; nothing else is touched.
       if (d->props.is_host) b->host = reinterpret_cast<void*>(a);

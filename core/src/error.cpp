@@ -55,6 +55,21 @@ axl_status fail_backend(axl_status status, const std::string& backend,
   return status;
 }
 
+ErrorOrigin last_error_origin() {
+  const LastError& e = last();
+  ErrorOrigin o;
+  o.status = e.status;
+  o.backend = e.backend;
+  o.native_code = e.native_code;
+  o.native_name = e.native_name;
+  o.message = e.message;
+  return o;
+}
+
+axl_status fail_from(axl_status status, const ErrorOrigin& origin, const std::string& message) {
+  return fail_backend(status, origin.backend, origin.native_code, origin.native_name.c_str(), message);
+}
+
 void begin_plugin_call() { last().reported = false; }
 bool plugin_reported() {
   LastError& e = last();

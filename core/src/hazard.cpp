@@ -28,9 +28,15 @@ Completion::~Completion() {
 }
 
 void Completion::poison(const std::string& why) {
+  ErrorOrigin o;
+  o.message = why;
+  poison(o);
+}
+
+void Completion::poison(const ErrorOrigin& why) {
   {
     std::lock_guard<std::mutex> lk(mu);
-    message = why;
+    failure = why;
   }
   poisoned.store(true, std::memory_order_release);
 }
@@ -76,7 +82,7 @@ axl_status Completion::ensure_recorded() {
 axl_status Completion::wait() {
   if (poisoned.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lk(mu);
-    return fail(AXL_ERROR_HOST_HAZARD, "%s", message.c_str());
+    return fail_from(AXL_ERROR_HOST_HAZARD, failure, failure.message);
   }
   if (ready.load(std::memory_order_acquire)) return AXL_SUCCESS;
   if (link && ensure_recorded() != AXL_SUCCESS) {
@@ -90,7 +96,7 @@ axl_status Completion::wait() {
     // Work before the marker failed asynchronously (the plugin reports a
     // queue's unreported failure through the event, as CUDA does): the
     // producer failed, so every later wait raises too, without blocking.
-    poison(axl_last_error_message());
+    poison(last_error_origin());
     return wait();
   }
   ready.store(true, std::memory_order_release);
@@ -256,7 +262,7 @@ void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t
     // why instead of reading stale bytes.
     if (nw == 0) return;
     c = new Completion();
-    c->poison(axl_last_error_message());
+    c->poison(last_error_origin());
   } else if (lazy) {
     c = open_completion(q);
   } else if (completion_record(q, &c) != AXL_SUCCESS) {

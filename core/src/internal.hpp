@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <functional>
@@ -32,6 +33,18 @@ axl_status fail_backend(axl_status status, const std::string& backend,
 // mark before a call whose reporting matters regardless of status.
 void begin_plugin_call();
 bool plugin_reported();
+// Who reported an error: kept by whatever reports it again later (a poisoned
+// completion, a failed deferred free), so the later error still names the
+// backend and native code of the failure that caused it.
+struct ErrorOrigin {
+  axl_status status = AXL_SUCCESS;
+  std::string backend, native_name, message;
+  int64_t native_code = 0;
+};
+// The calling thread's last error.
+ErrorOrigin last_error_origin();
+// Records `status` with the origin's backend and native code and `message`.
+axl_status fail_from(axl_status status, const ErrorOrigin& origin, const std::string& message);
 
 // Runs `body` and turns any C++ exception into AXL_ERROR_INTERNAL: nothing
 // thrown inside the core or a plugin crosses the application ABI.
@@ -227,6 +240,15 @@ struct Device : Object {
   Queue* default_queue = nullptr;
   std::mutex queues_mu;
   std::vector<Queue*> queues;  // live queues (not owned), for synchronize
+  // Frees of this device's memory handed to the reaper and not done yet: a
+  // synchronize looks for ready ones only when there are any.
+  std::atomic<uint32_t> deferred_frees{0};
+  std::atomic<uint64_t> deferred_freed{0};  // bytes those frees returned so far
+  // The first release of this device's memory that failed since the last
+  // synchronize reported one (a release has no caller to tell), and how many.
+  std::mutex free_failure_mu;
+  ErrorOrigin free_failure;
+  uint32_t free_failures = 0;
 };
 
 // Validates a handle of the given kind; records an error if invalid.
@@ -311,9 +333,12 @@ struct Completion : Object {
   axl_pevent pe = nullptr;
   std::atomic<bool> poisoned{false};
   std::atomic<bool> ready{false};  // cached once the event completed
-  std::mutex mu;                   // guards message
-  std::string message;
+  std::mutex mu;                   // guards failure
+  // Why waits fail, with the backend and native code of the failure that
+  // poisoned it (empty for an application's own poison).
+  ErrorOrigin failure;
   void poison(const std::string& why);
+  void poison(const ErrorOrigin& why);
   axl_status ensure_recorded();
   axl_status wait();   // AXL_ERROR_HOST_HAZARD when poisoned
   bool query();
@@ -360,9 +385,26 @@ void note_use(Buffer* b, Queue* q);
 // Runs `free` once every queue in used_by has finished the work enqueued so
 // far, on a background thread (or at once when none is pending); releases
 // and clears used_by. Never blocks unless an event cannot be recorded.
-void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free);
+// `device` and `bytes` name the device memory it returns (null/0 for pinned
+// or external memory), which reclaim_deferred_frees can then hurry.
+void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free, Device* device = nullptr,
+                       uint64_t bytes = 0);
 // At exit: lets the deferred frees finish (bounded wait).
 void drain_deferred_frees();
+// Runs, on the calling thread, the deferred frees of d's memory whose queues
+// have reached the release point, and waits for the ones the reaper thread
+// is finishing. Without a deadline it returns after those; with one it
+// waits (polling, until the deadline) for a pending one to become ready
+// when none is. Returns the bytes freed.
+uint64_t reclaim_deferred_frees(Device* d, const std::chrono::steady_clock::time_point* deadline = nullptr);
+// Bytes of d's memory released by the application and not yet freed.
+uint64_t deferred_free_bytes(Device* d);
+// After a failed memory_free of d's memory: logs it and keeps it for the
+// next synchronize of d (take_free_failure).
+void note_free_failure(Device* d, uint64_t bytes, axl_devaddr address);
+// The failure noted since the last call, recorded as the thread's error, or
+// AXL_SUCCESS.
+axl_status take_free_failure(Device* d);
 // Enqueues a byte copy between two buffers on q (any devices, any backends;
 // no validation, no stamps): the body of axl_queue_copy_buffer.
 axl_status copy_bytes(Queue* q, Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset,

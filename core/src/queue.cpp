@@ -303,6 +303,19 @@ axl_status enqueue_host_fn(Queue* q, void (*fn)(void*), void* data) {
 
 }  // namespace axl::core
 
+namespace {
+
+// After a synchronize of d's queues succeeded: memory released before it
+// whose queues are now past the release point is free when it returns (the
+// reaper thread might otherwise get to it later), and a release that failed
+// meanwhile is reported here, since a release has no caller to tell.
+axl_status after_synchronize(Device* d) {
+  reclaim_deferred_frees(d);
+  return take_free_failure(d);
+}
+
+}  // namespace
+
 extern "C" {
 
 AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags, axl_queue_t* out) {
@@ -350,7 +363,8 @@ AXL_API axl_status axl_queue_synchronize(axl_queue_t queue) {
   return guard([&]() -> axl_status {
     AXL_QUEUE(q, queue);
     // Not under submit_mu: other threads may keep enqueueing while we wait.
-    return AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+    if (axl_status s = AXL_CALL(q->device->backend, queue_synchronize, q->pq)) return s;
+    return after_synchronize(q->device);
   });
 }
 
@@ -375,7 +389,7 @@ AXL_API axl_status axl_device_synchronize(axl_device_t device) {
       if (s && !first) first = s;
       release(q);
     }
-    return first;
+    return first ? first : after_synchronize(d);
   });
 }
 

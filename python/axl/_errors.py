@@ -148,6 +148,10 @@ class ForkedError(AxlError):
 class HostHazardError(AxlError):
     """Host access to a buffer whose producing device work failed (AXL_ERROR_HOST_HAZARD).
 
+    ``backend``, ``native_code`` and ``native_name`` are those of the failure
+    that caused it (also when it was asynchronous and this host access is the
+    first to see it); ``""`` and 0 only for an application's own poison.
+
     MAX: ``max.driver.HostHazardError`` (a RuntimeError).
     """
 

@@ -4,7 +4,7 @@
 // waits, launch-trace names, event timing, peer copies, test kernels over
 // 3-D grids, dynamic shared memory above 48 KiB, events from a thread with
 // no current context, the default memory pool left alone, out-of-memory
-// trimming axl's pool). Run by
+// trimming axl's pool, memory released with work pending reused). Run by
 // tests/gpu/run.sh; not a ctest, since CI has no GPU. Exits 0 with a message
 // when there is no CUDA device.
 #include <cuda.h>
@@ -477,6 +477,31 @@ TEST_CASE("an allocation that finds memory held by axl's pool trims it and succe
   axl_buffer_t b = nullptr;
   CHECK(axl_buffer_create(g_dev, free_b / 10 * 7, 0, &b) == AXL_SUCCESS);
   if (b) axl_buffer_release(b);
+}
+
+TEST_CASE_METHOD(Fixture, "memory released with work pending is reused by the next allocation") {
+  uint64_t free0 = 0, total = 0;
+  AXL_OK(axl_device_get_memory_info(g_dev, &free0, &total));
+  const uint64_t big = free0 / 10 * 6;  // two never fit at once
+  for (int i = 0; i < 3; ++i) {
+    // Released while a kernel still spins on the queue before the one that
+    // uses it: the free is deferred, and the next allocation must wait for
+    // it instead of failing.
+    axl_buffer_t a = buffer(big);
+    launch_spin(q, 200000000ull);  // ~0.1 s
+    launch_add(q, a, 1024);
+    axl_buffer_release(a);
+    axl_buffer_t b = nullptr;
+    AXL_OK(axl_buffer_create(g_dev, big, 0, &b));
+    launch_add(q, b, 1024);
+    axl_buffer_release(b);
+    // After a synchronize the memory is available at once (axl's pool may
+    // keep it, so the driver's free count is no measure).
+    AXL_OK(axl_queue_synchronize(q));
+    axl_buffer_t c = nullptr;
+    AXL_OK(axl_buffer_create(g_dev, big, 0, &c));
+    axl_buffer_release(c);
+  }
 }
 
 int main(int argc, char** argv) {

@@ -169,3 +169,78 @@ def test_each_injected_status_maps_to_its_class(rule, status, cls):
         else:
             raise SystemExit("no error")
     """, env={"AXL_VIRTUAL_DEVICES": "1", "AXL_VIRTUAL_FAIL": f"{rule}={status}"})
+
+
+@needs_virtual
+def test_host_hazard_error_keeps_the_origin_of_the_failure():
+    # The host read is the first to see the asynchronous failure of the copy
+    # that should have filled the staging buffer: it raises HostHazardError,
+    # which still names the backend and native code of that failure.
+    run_py("""
+        import numpy as np
+        from axl.driver import Accelerator, Buffer, HostHazardError, Status, Usage
+        from axl.dtype import DType
+        a = Accelerator()
+        src = Buffer.from_numpy(np.arange(4, dtype=np.float32)).to(a)
+        st = Buffer(DType.float32, (4,), a, usage=Usage.STAGING)
+        st.inplace_copy_from(src)  # fails on the queue (injected)
+        for _ in range(2):  # the first wait sees the failure, the second the poisoned record
+            try:
+                st.to_numpy()
+            except HostHazardError as e:
+                assert e.status is Status.HOST_HAZARD, e
+                assert e.backend == "virtual", e
+                assert e.native_name == "VIRTUAL_ERROR_INTERNAL", e
+                assert e.native_code == 13, e.native_code
+                assert "injected failure of memcpy_dtoh" in e.detail, e.detail
+            else:
+                raise SystemExit("the host read did not raise")
+    """, env={"AXL_VIRTUAL_DEVICES": "1", "AXL_VIRTUAL_FAIL": "memcpy_dtoh:*=INTERNAL@async"})
+
+
+@needs_virtual
+def test_failed_free_surfaces_at_the_next_synchronize():
+    # A release has no caller to tell: the device's next synchronize reports
+    # it with the plugin's detail, once, and the log has it at error level.
+    p = run_py("""
+        import numpy as np
+        from axl.driver import Accelerator, Buffer, DeviceLostError
+        from axl.dtype import DType
+        a = Accelerator()
+        b = Buffer(DType.uint8, (4096,), a)
+        del b  # memory_free call 1 fails
+        try:
+            a.synchronize()
+        except DeviceLostError as e:
+            assert e.backend == "virtual" and e.native_name == "VIRTUAL_ERROR_DEVICE_LOST", e
+            assert "injected failure of free call 1" in e.detail, e.detail
+            assert "releasing 4096 bytes" in e.detail, e.detail
+        else:
+            raise SystemExit("synchronize did not report the failed free")
+        a.synchronize()  # reported once
+        a.default_queue.synchronize()
+    """, env={"AXL_VIRTUAL_DEVICES": "1", "AXL_VIRTUAL_FAIL": "free:1=DEVICE_LOST"})
+    assert "[axl E]" in p.stderr and "injected failure of free call 1" in p.stderr, p.stderr
+
+
+@needs_virtual
+def test_released_memory_is_reused_under_a_memory_limit():
+    # Two 768 KiB buffers never fit on the 1 MiB device: each allocation
+    # reuses the memory of the one released just before, although the copy
+    # into it may still be pending (the free is deferred until it ran).
+    run_py("""
+        import numpy as np
+        from axl.driver import Accelerator, Buffer
+        from axl.dtype import DType
+        a = Accelerator()
+        host = np.ones(768 << 10, dtype=np.uint8)
+        for i in range(4):
+            b = Buffer.from_numpy(host).to(a)  # a copy queued on b
+            del b
+        b = Buffer.from_numpy(host).to(a)
+        del b
+        a.synchronize()  # and after a synchronize the memory is free at once
+        stats = a.stats
+        assert stats["free_memory"] == stats["total_memory"] == 1 << 20, stats
+        b = Buffer(DType.uint8, (768 << 10,), a)
+    """, env={"AXL_VIRTUAL_DEVICES": "1", "AXL_VIRTUAL_DEVICE_MEMORY": "1M", "AXL_VIRTUAL_LATENCY_US": "20000"})

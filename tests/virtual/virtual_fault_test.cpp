@@ -268,19 +268,75 @@ TEST_CASE("child: queue creation and synchronize and free fail", "[.child]") {
   expect_injected([&] { q.synchronize(); }, AXL_ERROR_DEVICE_LOST, "queue_sync call 1", "queue_sync:1=DEVICE_LOST");
   q.synchronize();
 
-  // A failed free leaves the memory allocated (the core cannot report it:
-  // releases have no caller to tell); the next free works.
+  // A failed free leaves the memory allocated; a release has no caller to
+  // tell, so the next synchronize of the device reports it, with the
+  // plugin's detail. The next free works.
   const uint64_t free0 = d.memory_info().first;
   d.allocate(1 << 20);  // released at once: memory_free call 1 fails
   CHECK(d.memory_info().first == free0 - (1 << 20));
   d.allocate(1 << 20);
   CHECK(d.memory_info().first == free0 - (1 << 20));
+  {
+    axl::Error e = vt::expect_error([&] { q.synchronize(); }, AXL_ERROR_INTERNAL);
+    vt::check_virtual_report(e, AXL_ERROR_INTERNAL);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("injected failure of free call 1 (AXL_VIRTUAL_FAIL: "
+                                                      "free:1=INTERNAL) (releasing 1048576 bytes at 0x"));
+    CHECK_THAT(std::string(e.what()), Catch::EndsWith("; the memory stays allocated)"));
+  }
+  q.synchronize();  // reported once
+  d.synchronize();
+
+  // A deferred free (the buffer was used on a queue) that fails is
+  // reported by the device-wide synchronize too.
+  {
+    axl::Buffer b = d.allocate(4096);
+    q.fill(b, 1, 1);
+  }
+  axl::Error e = vt::expect_error([&] { d.synchronize(); }, AXL_ERROR_DEVICE_LOST);
+  vt::check_virtual_report(e, AXL_ERROR_DEVICE_LOST);
+  CHECK_THAT(std::string(e.what()), Catch::Contains("injected failure of free call 3"));
+  d.synchronize();
 }
 
 TEST_CASE("fault injection: queue creation, synchronize and free", "[virtual][fault]") {
   vt::run_case("child: queue creation and synchronize and free fail",
                {{"AXL_VIRTUAL_DEVICES", "1"},
-                {"AXL_VIRTUAL_FAIL", "queue_create:1=OUT_OF_HOST_MEMORY;queue_sync:1=DEVICE_LOST;free:1=INTERNAL"}});
+                {"AXL_VIRTUAL_FAIL",
+                 "queue_create:1=OUT_OF_HOST_MEMORY;queue_sync:1=DEVICE_LOST;free:1=INTERNAL;free:3=DEVICE_LOST"}});
+}
+
+// ------------------------------------------ host hazards keep their origin --
+
+TEST_CASE("child: a host hazard names the failure that caused it", "[.child]") {
+  axl::Device d = vt::gpu();
+  axl::Queue q = d.create_queue();
+  axl::Buffer t = d.allocate(4096, AXL_BUFFER_FLAG_TRACKED);
+  q.fill(t, 7, 1);  // accepted; fails on the queue
+  // The host read is the first to see the failure: it is a host hazard,
+  // and still names the backend and native code of the failed fill.
+  for (int i = 0; i < 2; ++i) {  // the second wait reads the poisoned completion
+    axl::Error e = vt::expect_error([&] { axl::check(axl_buffer_host_wait(t.get(), AXL_ACCESS_READ)); },
+                                    AXL_ERROR_HOST_HAZARD);
+    CHECK(e.backend() == "virtual");
+    CHECK(e.native_code() == AXL_ERROR_DEVICE_LOST);
+    CHECK(e.native_name() == "VIRTUAL_ERROR_DEVICE_LOST");
+    CHECK_THAT(std::string(e.what()), Catch::Contains("injected failure of memset call 1"));
+  }
+  // The queue still reports it (the synchronize has the detail too).
+  vt::check_virtual_report(vt::expect_error([&] { q.synchronize(); }, AXL_ERROR_DEVICE_LOST), AXL_ERROR_DEVICE_LOST);
+  // A fill refused at enqueue poisons what it should have written: the same.
+  axl::Buffer u = d.allocate(4096, AXL_BUFFER_FLAG_TRACKED);
+  CHECK_THROWS(q.fill(u, 7, 1));  // memset call 2
+  axl::Error e = vt::expect_error([&] { axl::check(axl_buffer_host_wait(u.get(), AXL_ACCESS_READ)); },
+                                  AXL_ERROR_HOST_HAZARD);
+  CHECK(e.backend() == "virtual");
+  CHECK(e.native_code() == AXL_ERROR_INTERNAL);
+  CHECK(e.native_name() == "VIRTUAL_ERROR_INTERNAL");
+}
+
+TEST_CASE("fault injection: a host hazard keeps the backend and native code", "[virtual][fault]") {
+  vt::run_case("child: a host hazard names the failure that caused it",
+               {{"AXL_VIRTUAL_DEVICES", "1"}, {"AXL_VIRTUAL_FAIL", "memset:1=DEVICE_LOST@async;memset:2=INTERNAL"}});
 }
 
 // --------------------------------------------------------- malformed rules --
