@@ -86,30 +86,28 @@ axl_status DriverPlugin<D>::backend_device_count(uint32_t* out_count) noexcept {
   return guarded("backend_device_count", [&]() -> axl_status {
     if (out_count == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "backend_device_count: out_count is NULL");
     State& b = state();
-    // Once the driver is up, its own count (the core asks again after
-    // backend_init, so MIG and visible-device subtleties come out right).
-    if (b.probed.load(std::memory_order_acquire)) {
-      if (axl_status s = require_driver()) return s;
-      *out_count = static_cast<uint32_t>(probe().device_count);
-      return AXL_SUCCESS;
+    // Before the driver is up: the census, so that counting starts no
+    // driver and fork() after accelerator_count() stays safe
+    // (axl/common/census.hpp).
+    if (!b.probed.load(std::memory_order_acquire)) {
+      const Census& c = census();
+      if (c.known) {
+        if (c.count == 0) return fail(AXL_ERROR_BACKEND_UNAVAILABLE, c.reason);
+        // Devices exist: the library must load (reported now, not at first use).
+        if (axl_status s = report_probe(opened())) return s;
+        b.host.log(AXL_LOG_DEBUG, str(D::text.plugin, ": ", c.count, " device(s) by ", c.source,
+                                      "; the driver is initialised at the first device use"));
+        *out_count = c.count;
+        return AXL_SUCCESS;
+      }
+      b.host.log(AXL_LOG_DEBUG, str(D::text.plugin, ": no device census here (", D::text.vendor,
+                                    "'s kernel driver publishes none); counting initialises the driver"));
     }
-    // Before: the census, so that counting starts no driver and fork()
-    // after accelerator_count() stays safe (axl/common/census.hpp).
-    const Census& c = census();
-    if (!c.known) {
-      // No census source on this machine: only the driver can count.
-      b.host.log(AXL_LOG_DEBUG, str(D::text.plugin, ": no device census here (",
-                                    D::text.vendor, "'s kernel driver publishes none); counting initialises the driver"));
-      if (axl_status s = require_driver()) return s;
-      *out_count = static_cast<uint32_t>(probe().device_count);
-      return AXL_SUCCESS;
-    }
-    if (c.count == 0) return fail(AXL_ERROR_BACKEND_UNAVAILABLE, c.reason);
-    // Devices exist: the library must load (reported now, not at first use).
-    if (axl_status s = report_probe(opened())) return s;
-    b.host.log(AXL_LOG_DEBUG, str(D::text.plugin, ": ", c.count, " device(s) by ", c.source,
-                                  "; the driver is initialised at the first device use"));
-    *out_count = c.count;
+    // The driver's own count: once it is up (the core asks again after
+    // backend_init, so MIG and visible-device subtleties come out right),
+    // or where only it can count.
+    if (axl_status s = require_driver()) return s;
+    *out_count = static_cast<uint32_t>(probe().device_count);
     return AXL_SUCCESS;
   });
 }
