@@ -180,6 +180,7 @@ struct Backend {
   ZeApi ze;
   void* library = nullptr;
   std::string library_path;
+  std::string library_note;  // " (AXL_LEVEL_ZERO_LOADER_PATH)" when the override named it
   std::vector<std::unique_ptr<Driver>> drivers;
   std::vector<std::unique_ptr<Device>> devices;
 

@@ -175,7 +175,14 @@ void open_loader(Backend& b) {
   }
   b.library = lr.handle;
   b.library_path = lr.path;
+  b.library_note = where;
   d.status = AXL_SUCCESS;
+}
+
+// Reports `d`'s failure (or nothing) on this thread.
+axl_status report(Backend& b, const Discovery& d) {
+  if (d.status == AXL_SUCCESS) return AXL_SUCCESS;
+  return b.host.report(d.status, d.message, d.native_code, d.native_name);
 }
 
 bool loader_opened(Backend& b) {
@@ -190,9 +197,7 @@ void run_discovery(Backend& b) {
     d = b.opened;
     return;
   }
-  const char* env = secure_getenv(kLoaderPathEnv);
-  const bool overridden = env != nullptr && env[0] != '\0';
-  const std::string where = overridden ? common::str(" (", kLoaderPathEnv, ")") : "";
+  const std::string& where = b.library_note;
   const ZeApi& z = b.ze;
 
   std::vector<ze_driver_handle_t> handles;
@@ -279,9 +284,7 @@ void run_discovery(Backend& b) {
 axl_status discover() {
   Backend& b = backend();
   std::call_once(b.discover_once, [&] { run_discovery(b); });
-  const Discovery& d = b.discovery;
-  if (d.status == AXL_SUCCESS) return AXL_SUCCESS;
-  return b.host.report(d.status, d.message, d.native_code, d.native_name);
+  return report(b, b.discovery);
 }
 
 axl_status backend_init() noexcept {
@@ -339,10 +342,7 @@ axl_status backend_device_count(uint32_t* out_count) noexcept {
     // only loaded, not initialised.
     std::call_once(b.census_once, [&] { b.census = census(); });
     if (b.census.count == 0) return fail(AXL_ERROR_BACKEND_UNAVAILABLE, b.census.reason);
-    if (!loader_opened(b)) {
-      const Discovery& d = b.opened;
-      return b.host.report(d.status, d.message, d.native_code, d.native_name);
-    }
+    if (!loader_opened(b)) return report(b, b.opened);
     *out_count = b.census.count;
     return AXL_SUCCESS;
   });
