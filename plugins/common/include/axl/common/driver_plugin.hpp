@@ -232,10 +232,9 @@ class DriverPlugin {
   }
   static const DriverProbe& opened() {
     State& s = state();
-    std::call_once(s.open_once, [&s] {
-      s.opened = D::open(s.lib, s.api);
-      if (s.opened.status != AXL_SUCCESS) s.host.log(AXL_LOG_INFO, s.opened.message);
-    });
+    // Not logged here: a failure reaches the log once, through probe() or
+    // through the core's "plugin ... is unavailable" at discovery.
+    std::call_once(s.open_once, [&s] { s.opened = D::open(s.lib, s.api); });
     return s.opened;
   }
   // Initialises the driver once; the result is what every slot reports
