@@ -252,7 +252,17 @@ AXL_API axl_status axl_queue_wait_flag(axl_queue_t queue, axl_flag_t flag, uint6
       return fail(AXL_ERROR_INVALID_ARGUMENT, "flag belongs to backend %s but the queue to %s",
                   f->device->backend->name.c_str(), q->device->backend->name.c_str());
     close_open_completion(q);  // the wait may gate q: stamps before it stay exact
-    return q->submit([&] { return AXL_CALL(q->device->backend, queue_wait_flag, q->pq, f->pf, value); });
+    return q->submit([&] {
+      axl_status s = AXL_CALL(q->device->backend, queue_wait_flag, q->pq, f->pf, value);
+      if (!s) {
+        // Named by the exit drain if the queue never gets past it.
+        std::lock_guard<std::mutex> lk(q->gate_mu);
+        q->gate_flag = flag;
+        q->gate_value = value;
+        q->gate_seq = q->submitted.load(std::memory_order_relaxed);
+      }
+      return s;
+    });
   });
 }
 

@@ -296,6 +296,18 @@ struct Queue : Object {
   // of ns), is almost never contended, and an inline atomic exchange is a
   // measurable part of the enqueue cost (benchmarks/bench_enqueue).
   std::atomic<bool> submit_busy{false};
+  // What the exit drain reports of a queue it abandons (exit.cpp):
+  // submissions so far, and how many of them a synchronize had seen
+  // finished. `submitted` is written only under submit_busy, so a plain
+  // load-and-store (no locked add) is enough and keeps the enqueue cost.
+  std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> synced{0};
+  // The last host-value wait enqueued (the usual reason a queue never
+  // finishes): flag, awaited value, and its submission number.
+  std::mutex gate_mu;
+  const void* gate_flag = nullptr;
+  uint64_t gate_value = 0;
+  uint64_t gate_seq = 0;
   template <typename F>
   axl_status submit(F&& f) {
     while (submit_busy.exchange(true, std::memory_order_acquire)) {
@@ -305,9 +317,33 @@ struct Queue : Object {
       std::atomic<bool>& b;
       ~Unlock() { b.store(false, std::memory_order_release); }
     } unlock{submit_busy};
+    submitted.store(submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return f();
   }
+  // After a synchronize that began when `seen` submissions were made.
+  void note_synced(uint64_t seen) {
+    uint64_t cur = synced.load(std::memory_order_relaxed);
+    while (cur < seen && !synced.compare_exchange_weak(cur, seen, std::memory_order_relaxed)) {}
+  }
 };
+
+// ------------------------------------------------------------------- exit --
+// How long work still queued at exit may run before its queues are
+// abandoned (AXL_EXIT_GRACE_MS overrides; axl.h: axl_process_exit_begin).
+constexpr int64_t kExitGraceDefaultMs = 2000;
+// True once axl_process_exit_begin (or the core's atexit handler) ran.
+bool exit_began();
+// The shared exit deadline; meaningful only once exit_began().
+std::chrono::steady_clock::time_point exit_deadline();
+// Sets the exit deadline once; returns it (steady-clock nanoseconds).
+int64_t begin_exit();
+// At exit: waits until the deadline for q's pending work. False when it did
+// not finish (logged at warning with what was pending): the caller must not
+// call queue_destroy, which would wait for it.
+bool drain_queue_for_exit(Queue* q);
+// At exit (the core's atexit handler): drains every live queue until the
+// exit deadline, so work that can still run does, and reports the rest.
+void drain_live_queues_for_exit();
 
 axl_status queue_create_internal(Device* d, bool is_default, Queue** out);
 // Later work on `waiter` waits for everything enqueued on `signaler` so far,

@@ -277,11 +277,13 @@ void load_one(Registry& r, PluginRecord& rec, const std::string& file_name) {
 
 std::atomic<bool> g_exit_drained{false};
 
-// The exit drain: the reaper's pending frees finish, through the backends'
+// The exit drain: queued work and the reaper's pending frees finish (until
+// the exit deadline, exit.cpp), through the backends'
 // drivers. Registered more than once (order_exit_drain), it runs once, at
 // the first of its registrations that exit reaches.
 void atexit_handler() {
   if (g_exit_drained.exchange(true)) return;
+  drain_live_queues_for_exit();
   drain_deferred_frees();
   g_exiting.store(true);
 }

@@ -16,8 +16,12 @@ Queue::~Queue() {
   {
     // Holding the link while draining: a completion being recorded on this
     // queue either got in first or, after this, sees a drained queue.
+    // At exit the drain is bounded (exit.cpp); an abandoned queue is not
+    // destroyed, since queue_destroy would wait for the work that is stuck.
+    const bool drained = !pq || device->backend->poisoned.load() || !exit_began() ||
+                         drain_queue_for_exit(this);
     std::lock_guard<std::mutex> lk(link->mu);
-    if (pq && !device->backend->poisoned.load()) {
+    if (pq && drained && !device->backend->poisoned.load()) {
       // queue_destroy drains pending work first (plugin.h).
       AXL_CALL(device->backend, queue_destroy, pq);
     }
@@ -363,7 +367,10 @@ AXL_API axl_status axl_queue_synchronize(axl_queue_t queue) {
   return guard([&]() -> axl_status {
     AXL_QUEUE(q, queue);
     // Not under submit_mu: other threads may keep enqueueing while we wait.
-    if (axl_status s = AXL_CALL(q->device->backend, queue_synchronize, q->pq)) return s;
+    const uint64_t seen = q->submitted.load();
+    axl_status s = AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+    q->note_synced(seen);  // a failed synchronize still waited for everything
+    if (s) return s;
     return after_synchronize(q->device);
   });
 }
@@ -385,7 +392,9 @@ AXL_API axl_status axl_device_synchronize(axl_device_t device) {
     }
     axl_status first = AXL_SUCCESS;
     for (Queue* q : qs) {
+      const uint64_t seen = q->submitted.load();
       axl_status s = AXL_CALL(d->backend, queue_synchronize, q->pq);
+      q->note_synced(seen);
       if (s && !first) first = s;
       release(q);
     }

@@ -77,13 +77,13 @@ class Reaper {
     return true;
   }
 
-  // Waits up to `timeout` for every handed-over free to finish (at exit, so
+  // Waits until `deadline` for every handed-over free to finish (at exit, so
   // leak checkers and external owners see their memory returned). A queue
   // that never finishes (gated forever) cannot hold up the exit longer.
-  void drain(std::chrono::milliseconds timeout) {
+  void drain(std::chrono::steady_clock::time_point deadline) {
     if (owner_.load() != getpid()) return;
     std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait_for(lk, timeout, [&] { return pending_ == 0; });
+    done_cv_.wait_until(lk, deadline, [&] { return pending_ == 0; });
   }
 
   uint64_t pending_bytes(Device* d) {
@@ -219,7 +219,10 @@ Reaper& reaper() {
 
 }  // namespace
 
-void drain_deferred_frees() { reaper().drain(std::chrono::milliseconds(5000)); }
+void drain_deferred_frees() {
+  begin_exit();
+  reaper().drain(exit_deadline());
+}
 
 uint64_t reclaim_deferred_frees(Device* d, const std::chrono::steady_clock::time_point* deadline) {
   if (d->deferred_frees.load(std::memory_order_relaxed) == 0) return 0;
@@ -242,7 +245,11 @@ void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free,
     // the parent's work runs here: nothing to wait for.
     if (!qb->poisoned.load()) {
       axl_pevent ev = nullptr;
-      axl_status s = AXL_CALL(qb, event_create, q->device->pdev, 0, &ev);
+      // At exit no marker is enqueued: a full queue that never progresses
+      // would block this release (exit.cpp); the reaper waits for the whole
+      // queue instead, and the exit drain waits for the reaper only so long.
+      axl_status s = exit_began() ? AXL_ERROR_INVALID_STATE
+                                  : AXL_CALL(qb, event_create, q->device->pdev, 0, &ev);
       if (!s) s = q->submit([&] { return AXL_CALL(qb, queue_record_event, q->pq, ev); });
       if (!s) {
         p->events.emplace_back(qb, ev);

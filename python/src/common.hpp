@@ -29,6 +29,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,12 +56,23 @@ inline bool interpreter_alive() {
 // the work, see host functions, and releasing the GIL there is not allowed).
 // PyEval_SaveThread/RestoreThread directly: pybind11's gil_scoped_release
 // also looks up its internals, a measurable part of a launch.
+//
+// A thread that comes back for the GIL after finalization began (a daemon
+// thread enqueueing when the program ends) would be ended by CPython with
+// pthread_exit, whose forced unwind must not meet a noexcept frame: such a
+// thread is parked for good instead (the process is ending; CPython 3.14
+// parks them too), and the destructor is noexcept(false) so that an unwind
+// in the remaining window passes through to pybind11, which rethrows it.
+[[noreturn]] void park_thread_forever();
 template <typename F>
 auto without_gil(F&& f) -> decltype(f()) {
   if (PyGILState_Check() && interpreter_alive()) {
     struct Reacquire {
       PyThreadState* state;
-      ~Reacquire() { PyEval_RestoreThread(state); }
+      ~Reacquire() noexcept(false) {
+        if (!interpreter_alive()) park_thread_forever();
+        PyEval_RestoreThread(state);
+      }
     } reacquire{PyEval_SaveThread()};
     return f();
   }
@@ -77,8 +89,10 @@ void run_on_release_thread(void (*fn)(void*), void* arg);
 // Drops the caller's reference to o (the caller holds the GIL): at once when
 // it is not the last one, else on the release thread.
 void release_later(PyObject* o);
-// Waits (GIL released) until everything handed over so far has run.
-void drain_release_thread();
+// Waits (GIL released) until everything handed over so far has run, or
+// until `deadline` (at exit: axl_process_exit_begin's).
+void drain_release_thread(
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 // True on a thread where Python may drop references and run finalizers: a
 // Python thread (it has a thread state) not inside a backend callback.
 bool python_may_run_here();
@@ -161,8 +175,6 @@ py::object device_object(axl_device_t d);
 axl_device_t device_of(py::handle device);
 // "Device(type=gpu,id=0)", for messages.
 std::string device_text(axl_device_t d);
-// Synchronizes every device Python has seen (at exit, see host functions).
-void synchronize_known_devices();
 void register_devices(py::module_& m);
 
 // ------------------------------------------------------ queues and friends

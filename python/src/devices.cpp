@@ -127,14 +127,6 @@ std::string device_text(axl_device_t d) {
   return std::string("Device(type=") + i.label + ",id=" + std::to_string(i.id) + ")";
 }
 
-void synchronize_known_devices() {
-  std::vector<axl_device_t> devs;
-  for (auto& [d, obj] : cache().objects) devs.push_back(d);
-  without_gil([&] {
-    for (axl_device_t d : devs) axl_device_synchronize(d);  // errors are the caller's to see later
-  });
-}
-
 void register_devices(py::module_& m) {
   py::class_<DeviceHandle>(m, "DeviceHandle", R"doc(
 The core device behind an axl.driver.Device (internal).

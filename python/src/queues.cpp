@@ -1,6 +1,8 @@
 // DeviceQueue, DeviceEvent, CompletionFlag and host functions.
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "common.hpp"
 
@@ -333,15 +335,35 @@ they trigger may use axl.
   add_launch_method(queue);
 
   m.def(
-      "_drain_host_funcs",
+      "_exit_begin",
       [] {
-        if (g_pending_host_funcs.load() > 0) synchronize_known_devices();
+        // Exit must always end (axl.h: axl_process_exit_begin): from here on
+        // the core bounds the drain of every queue released, and the waits
+        // below end at the same deadline.
+        const auto deadline = axl::process_exit_begin();
+        // Host functions still queued run while Python can take them (their
+        // trampolines need the GIL, so it is released while waiting).
+        int64_t left = g_pending_host_funcs.load();
+        if (left > 0) {
+          without_gil([&] {
+            while ((left = g_pending_host_funcs.load()) > 0 && std::chrono::steady_clock::now() < deadline)
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          });
+        }
+        if (left > 0) {
+          std::fprintf(stderr,
+                       "axl: at exit, %lld host function(s) enqueued with DeviceQueue.enqueue_host_func had "
+                       "not run by the exit deadline (AXL_EXIT_GRACE_MS): their queues are still waiting; "
+                       "they will not run\n",
+                       static_cast<long long>(left));
+        }
         // Then the references they left to the release thread, so that their
         // finalizers run before the interpreter does not let them.
-        drain_release_thread();
+        drain_release_thread(deadline);
       },
-      "Waits for pending host functions and deferred releases (registered with atexit by axl.driver).");
-  m.def("_drain_release_thread", &drain_release_thread,
+      "Begins the bounded exit: waits, until the exit deadline, for pending host functions and deferred "
+      "releases (registered with atexit by axl.driver).");
+  m.def("_drain_release_thread", [] { drain_release_thread(); },
         "Waits until the release thread dropped every reference handed to it so far.");
   m.def("_pending_host_funcs", [] { return g_pending_host_funcs.load(); });
 }

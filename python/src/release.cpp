@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <new>
 #include <vector>
 
@@ -134,13 +136,17 @@ void release_later(PyObject* o) {
   run_on_release_thread(decref, o);
 }
 
-void drain_release_thread() {
+void park_thread_forever() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void drain_release_thread(std::chrono::steady_clock::time_point deadline) {
   ReleaseState* st = g_state;
   if (!st || g_owner != getpid()) return;
-  without_gil([st] {
+  without_gil([st, deadline] {
     std::unique_lock<std::mutex> lk(st->mu);
     const uint64_t target = st->pushed;
-    st->done_cv.wait(lk, [&] { return st->done >= target; });
+    st->done_cv.wait_until(lk, deadline, [&] { return st->done >= target; });
   });
 }
 

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define AXL_ABI_MAJOR 1
-#define AXL_ABI_MINOR 1
+#define AXL_ABI_MINOR 2
 
 typedef struct axl_device_s* axl_device_t;
 typedef struct axl_queue_s* axl_queue_t;
@@ -88,6 +88,29 @@ AXL_API axl_status axl_set_log_level(int32_t level);
  * calls it implicitly. Returns an error only when AXL_PLUGINS names a plugin
  * that failed to load (the detail names the file and the reason). */
 AXL_API axl_status axl_init(void);
+
+/* Tells axl that the process is ending, so that exit always ends. Language
+ * bindings call it from their exit hook before the objects they own are
+ * released (axl.driver: Python's atexit); the core calls it itself from its
+ * atexit handler, so a C or C++ program need not.
+ *
+ * The first call sets one exit deadline, AXL_EXIT_GRACE_MS milliseconds from
+ * then (default 2000; 0 to 86400000). Until the deadline, work that can still
+ * run does. After this call, releasing the last reference to a queue waits
+ * for its pending work only until the deadline; a queue whose work is not
+ * done by then (for example one waiting on a completion flag nobody will
+ * write) is abandoned: the driver's queue and its worker thread are left to
+ * the operating system, and a warning (AXL_LOG_WARN) names the queue, its
+ * device, how many operations were pending and the last host-value wait
+ * enqueued on it. Memory released after this call while queued work may
+ * still use it is freed only if that work finishes by the deadline. The
+ * deadline is shared: many stuck queues cost the grace once.
+ *
+ * out_deadline_ns (may be NULL) receives the deadline in CLOCK_MONOTONIC
+ * nanoseconds (C++ std::chrono::steady_clock on Linux), for a binding that
+ * has waits of its own to bound (the Python layer's pending host
+ * functions). Later calls keep the first deadline. Always AXL_SUCCESS. */
+AXL_API axl_status axl_process_exit_begin(uint64_t* out_deadline_ns);
 
 /* What happened to one plugin file discovery looked at. */
 enum {
@@ -409,7 +432,9 @@ AXL_API axl_status axl_copy_batch(const axl_copy_desc* copies, size_t count);
 AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags,
                                     axl_queue_t* out_queue);
 AXL_API axl_status axl_queue_retain(axl_queue_t queue);
-/* Releasing the last reference finishes the queue's pending work first. */
+/* Releasing the last reference finishes the queue's pending work first;
+ * once the process is exiting, only until the exit deadline
+ * (axl_process_exit_begin). */
 AXL_API axl_status axl_queue_release(axl_queue_t queue);
 AXL_API axl_status axl_queue_device(axl_queue_t queue, axl_device_t* out);
 /* Blocks until every operation enqueued so far finished. Returns the first

@@ -5,6 +5,7 @@
 // classes own one reference and copy by retaining; moving transfers it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -407,6 +408,14 @@ inline bool profiling_enabled() noexcept {
 // "off", "on" or "detailed"; throws axl::Error (INVALID_ARGUMENT) otherwise.
 inline void set_profiling_state(const std::string& state) {
   check(axl_profile_set_level_name(state.c_str()));
+}
+
+// Tells axl the process is ending (axl.h: axl_process_exit_begin); returns
+// the shared exit deadline, which later calls keep.
+inline std::chrono::steady_clock::time_point process_exit_begin() {
+  uint64_t ns = 0;
+  check(axl_process_exit_begin(&ns));
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
 
 }  // namespace axl

@@ -1,5 +1,6 @@
 #include "axl/common/work_queue.hpp"
 
+#include <cxxabi.h>
 #include <pthread.h>
 
 #include <chrono>
@@ -134,6 +135,11 @@ axl_status WorkQueue::run_one(Slot& slot, std::string& message) {
   } catch (const std::exception& e) {
     status = AXL_ERROR_INTERNAL;
     message = std::string("a queued operation threw: ") + e.what();
+  } catch (const abi::__forced_unwind&) {
+    // pthread_exit on this thread: CPython ends a thread that waits for
+    // the GIL once finalization began (a host function at exit). The unwind
+    // must go on; swallowing it makes glibc abort the process.
+    throw;
   } catch (...) {
     status = AXL_ERROR_INTERNAL;
     message = "a queued operation threw a non-standard exception";

@@ -87,9 +87,13 @@ from .driver import (
 
 __version__ = _core.__version__
 
-# Host functions still queued when the program ends must run while Python can
-# take them: atexit handlers run before the interpreter starts finalizing.
-atexit.register(_core._drain_host_funcs)
+# Exit always ends: at atexit (before the interpreter finalizes and releases
+# the queues it holds) the core is told the process is ending, so a queue
+# gated on a flag nobody writes is abandoned after AXL_EXIT_GRACE_MS instead
+# of joined forever; host functions still queued run meanwhile, while Python
+# can take them. Registered at import, it runs after atexit handlers the
+# program registers later, which may still use axl.
+atexit.register(_core._exit_begin)
 
 # Classes defined in the extension present themselves as axl.driver's.
 for _cls in (Buffer, CompletionFlag, DeviceEvent, DeviceQueue, Kernel, Module, Program):

@@ -1,0 +1,162 @@
+// Process exit: work that can still run gets a bounded time, then is left.
+//
+// Exit must always end. A queue whose last reference is dropped drains its
+// work first (plugin.h: queue_destroy), which is right while the process
+// runs and wrong while it ends: at interpreter finalisation a queue gated on
+// a completion flag nobody will write would be joined forever. So, once
+// axl_process_exit_begin ran (a binding's exit hook; the core's own atexit
+// handler), the drain of a released queue runs on a helper thread and the
+// releasing thread waits only until one shared exit deadline; a queue not
+// done by then is abandoned: no queue_destroy, its plugin queue and worker
+// are left for the OS, and a warning says what it still had pending.
+//
+// The deadline is shared, not per queue, so ten stuck queues cost the grace
+// once, not ten times. A helper thread rather than an event polled against
+// the deadline: recording an event is itself an enqueue, which a full
+// (bounded) queue would block.
+#include <chrono>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <condition_variable>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+#include "internal.hpp"
+
+namespace axl::core {
+
+namespace {
+
+// Steady-clock nanoseconds of the exit deadline; 0 while the process is not
+// exiting. Written once (compare-and-swap), read lock-free.
+std::atomic<int64_t> g_exit_deadline_ns{0};
+std::atomic<int64_t> g_exit_grace_ms{kExitGraceDefaultMs};  // the grace that deadline used
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// AXL_EXIT_GRACE_MS: a decimal count of milliseconds, 0 to one day.
+int64_t exit_grace_ms() {
+  const char* v = env("AXL_EXIT_GRACE_MS");
+  if (!v || !*v) return kExitGraceDefaultMs;
+  char* end = nullptr;
+  errno = 0;
+  long long ms = std::strtoll(v, &end, 10);
+  if (errno || *end || ms < 0 || ms > 86400000LL) {
+    logf(AXL_LOG_WARN,
+         "AXL_EXIT_GRACE_MS='%s' is not a number of milliseconds from 0 to 86400000; using %lld",
+         spec_shown(v).c_str(), static_cast<long long>(kExitGraceDefaultMs));
+    return kExitGraceDefaultMs;
+  }
+  return ms;
+}
+
+// Shared between the releasing thread and the drain thread, which may
+// outlive the wait (and the queue object's core state) when abandoned.
+struct Drain {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+};
+
+}  // namespace
+
+bool exit_began() { return g_exit_deadline_ns.load(std::memory_order_relaxed) != 0; }
+
+std::chrono::steady_clock::time_point exit_deadline() {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::nanoseconds(g_exit_deadline_ns.load(std::memory_order_relaxed)));
+}
+
+int64_t begin_exit() {
+  int64_t d = g_exit_deadline_ns.load();
+  if (d != 0) return d;
+  const int64_t grace = exit_grace_ms();
+  const int64_t mine = steady_now_ns() + grace * 1000000LL;
+  g_exit_grace_ms.store(grace);
+  // A lost race keeps the first caller's deadline.
+  if (!g_exit_deadline_ns.compare_exchange_strong(d, mine)) return d;
+  return mine;
+}
+
+bool drain_queue_for_exit(Queue* q) {
+  const uint64_t submitted = q->submitted.load();
+  // Nothing enqueued since its last synchronize returned: nothing to wait for.
+  if (submitted == q->synced.load()) return true;
+  Backend* b = q->device->backend;
+  axl_pqueue pq = q->pq;
+  auto state = std::make_shared<Drain>();
+  try {
+    std::thread([state, b, pq] {
+      AXL_CALL(b, queue_synchronize, pq);  // its error is nobody's to see now
+      std::lock_guard<std::mutex> lk(state->mu);
+      state->done = true;
+      state->cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    // No thread to drain with: abandoning is what the deadline would do.
+  }
+  std::unique_lock<std::mutex> lk(state->mu);
+  if (state->cv.wait_until(lk, exit_deadline(), [&] { return state->done; })) return true;
+  std::string gate;
+  {
+    std::lock_guard<std::mutex> glk(q->gate_mu);
+    if (q->gate_seq > q->synced.load() && q->gate_flag) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "; the last host-value wait enqueued on it waits for completion flag %p to reach %" PRIu64,
+                    q->gate_flag, q->gate_value);
+      gate = buf;
+    }
+  }
+  logf(AXL_LOG_WARN,
+       "at exit, queue %" PRIu64 " on %s was abandoned: its work was not done by the exit deadline "
+       "(%lld ms after exit began; AXL_EXIT_GRACE_MS); %" PRIu64 " operation(s) enqueued since its last synchronize "
+       "had not all finished%s. Its driver queue and worker are left for the operating system",
+       q->trace_id, dev_name(q->device).c_str(), static_cast<long long>(g_exit_grace_ms.load()),
+       submitted - q->synced.load(), gate.c_str());
+  return false;
+}
+
+void drain_live_queues_for_exit() {
+  begin_exit();
+  std::vector<Queue*> qs;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> rlk(r.mu);
+    for (Backend* b : r.backends) {
+      if (b->init_state.load() != 1 || b->poisoned.load()) continue;
+      std::lock_guard<std::mutex> dlk(b->dev_mu);
+      for (Device* d : b->devices) {
+        if (!d) continue;
+        std::lock_guard<std::mutex> qlk(d->queues_mu);
+        for (Queue* q : d->queues) {
+          // Skip queues whose last reference is being dropped right now.
+          int64_t refs = q->refs.load();
+          while (refs > 0 && !q->refs.compare_exchange_weak(refs, refs + 1)) {}
+          if (refs > 0) qs.push_back(q);
+        }
+      }
+    }
+  }
+  // Not under the locks: a drain waits up to the deadline. The references
+  // taken above are not dropped: an abandoned queue must never reach
+  // queue_destroy, and the process is ending anyway.
+  for (Queue* q : qs) drain_queue_for_exit(q);
+}
+
+}  // namespace axl::core
+
+using namespace axl::core;
+
+AXL_API axl_status axl_process_exit_begin(uint64_t* out_deadline_ns) {
+  const int64_t d = begin_exit();
+  if (out_deadline_ns) *out_deadline_ns = static_cast<uint64_t>(d);
+  return AXL_SUCCESS;
+}

@@ -1,0 +1,215 @@
+// Exit always ends (axl.h: axl_process_exit_begin). Each case runs in a
+// forked child that uses the cpu backend and then exits; the parent waits a
+// bounded time and kills a child that hangs, so without the bounded exit
+// drain these cases fail by timeout instead of hanging ctest.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "axl/axl.h"
+
+namespace {
+
+struct Child {
+  bool exited = false;  // false: it hung and was killed
+  int status = -1;      // exit status when it exited
+  double seconds = 0;   // until it exited or was killed
+  std::string log;      // what the core logged (AXL_LOG_FILE)
+};
+
+// Globals of the child, for its atexit functions.
+axl_queue_t g_queue = nullptr;
+axl_buffer_t g_buffer = nullptr;
+int g_pipe = -1;
+
+void release_queue_at_exit() {
+  // Runs after the core's atexit handler (registered later, so run earlier):
+  // like interpreter finalisation or a static destructor releasing a queue.
+  if (g_buffer) axl_buffer_release(g_buffer);
+  if (g_queue) axl_queue_release(g_queue);
+}
+
+void host_fn_writes_pipe(void*) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  (void)!write(g_pipe, "ran", 3);
+}
+
+// Runs body() in a child with AXL_EXIT_GRACE_MS=grace_ms, then exit(0).
+template <typename Body>
+Child run_child(const char* grace_ms, Body body, int* read_end = nullptr) {
+  char log_path[] = "/tmp/axl-exit-test-XXXXXX";
+  int log_fd = mkstemp(log_path);
+  REQUIRE(log_fd >= 0);
+  close(log_fd);
+  int fds[2] = {-1, -1};
+  REQUIRE(pipe(fds) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    g_pipe = fds[1];
+    if (grace_ms) setenv("AXL_EXIT_GRACE_MS", grace_ms, 1);
+    setenv("AXL_LOG_FILE", log_path, 1);
+    setenv("AXL_LOG_LEVEL", "warn", 1);
+    atexit(release_queue_at_exit);  // before axl is initialised: runs after its handler
+    body();
+    exit(0);
+  }
+  close(fds[1]);
+  Child c;
+  const auto limit = start + std::chrono::seconds(20);
+  for (;;) {
+    int st = 0;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) {
+      c.exited = true;
+      c.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      break;
+    }
+    if (std::chrono::steady_clock::now() > limit) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream f(log_path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  c.log = ss.str();
+  unlink(log_path);
+  if (read_end) {
+    *read_end = fds[0];
+  } else {
+    close(fds[0]);
+  }
+  return c;
+}
+
+axl_device_t cpu() {
+  axl_device_t d = nullptr;
+  if (axl_device_get("cpu", 0, &d) != AXL_SUCCESS) _exit(90);
+  return d;
+}
+
+// A queue waiting for a flag that nobody will write, with a copy behind it.
+void gate_queue_forever(bool with_buffer) {
+  axl_device_t d = cpu();
+  if (axl_queue_create(d, 0, &g_queue) != AXL_SUCCESS) _exit(91);
+  axl_flag_t flag = nullptr;
+  if (axl_flag_create(d, &flag) != AXL_SUCCESS) _exit(92);
+  if (axl_queue_wait_flag(g_queue, flag, 1) != AXL_SUCCESS) _exit(93);
+  if (with_buffer) {
+    if (axl_buffer_create(d, 4096, 0, &g_buffer) != AXL_SUCCESS) _exit(94);
+    if (axl_queue_fill(g_queue, g_buffer, 0, 4096, 1, 1) != AXL_SUCCESS) _exit(95);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("exit: a queue gated on a never-written flag, released at exit, is abandoned after the grace",
+          "[exit]") {
+  Child c = run_child("300", [] { gate_queue_forever(false); });
+  INFO("child took " << c.seconds << " s; log: " << c.log);
+  REQUIRE(c.exited);
+  CHECK(c.status == 0);
+  CHECK(c.seconds < 10);
+  CHECK_THAT(c.log, Catch::Contains("abandoned"));
+  CHECK_THAT(c.log, Catch::Contains("completion flag"));
+  CHECK_THAT(c.log, Catch::Contains("to reach 1"));
+  CHECK_THAT(c.log, Catch::Contains("300 ms"));
+}
+
+TEST_CASE("exit: memory used by a gated queue and released at exit does not hold exit up", "[exit]") {
+  Child c = run_child("300", [] { gate_queue_forever(true); });
+  INFO("child took " << c.seconds << " s; log: " << c.log);
+  REQUIRE(c.exited);
+  CHECK(c.status == 0);
+  CHECK(c.seconds < 10);
+  CHECK_THAT(c.log, Catch::Contains("abandoned"));
+}
+
+TEST_CASE("exit: after axl_process_exit_begin, an explicit release of a gated queue returns", "[exit]") {
+  Child c = run_child("200", [] {
+    gate_queue_forever(false);
+    uint64_t deadline = 0;
+    if (axl_process_exit_begin(&deadline) != AXL_SUCCESS || deadline == 0) _exit(96);
+    uint64_t again = 0;
+    axl_process_exit_begin(&again);
+    if (again != deadline) _exit(97);  // the first deadline stays
+    axl_queue_release(g_queue);
+    g_queue = nullptr;
+    // Returned: the work of a second, idle queue is still released normally.
+    axl_queue_t q2 = nullptr;
+    if (axl_queue_create(cpu(), 0, &q2) != AXL_SUCCESS) _exit(98);
+    if (axl_queue_release(q2) != AXL_SUCCESS) _exit(99);
+  });
+  INFO("child took " << c.seconds << " s; log: " << c.log);
+  REQUIRE(c.exited);
+  CHECK(c.status == 0);
+  CHECK(c.seconds < 10);
+}
+
+TEST_CASE("exit: work that can still run within the grace runs before the queue is released", "[exit]") {
+  int rd = -1;
+  Child c = run_child(
+      "5000",
+      [] {
+        axl_device_t d = cpu();
+        if (axl_queue_create(d, 0, &g_queue) != AXL_SUCCESS) _exit(91);
+        if (axl_queue_enqueue_host_func(g_queue, host_fn_writes_pipe, nullptr) != AXL_SUCCESS) _exit(92);
+      },
+      &rd);
+  char buf[8] = {};
+  ssize_t n = read(rd, buf, sizeof buf);
+  close(rd);
+  INFO("child took " << c.seconds << " s; log: " << c.log);
+  REQUIRE(c.exited);
+  CHECK(c.status == 0);
+  CHECK(n == 3);
+  CHECK(std::string(buf, n > 0 ? n : 0) == "ran");
+  CHECK(c.log.find("abandoned") == std::string::npos);
+}
+
+TEST_CASE("exit: many gated queues share one deadline", "[exit]") {
+  Child c = run_child("600", [] {
+    axl_device_t d = cpu();
+    axl_flag_t flag = nullptr;
+    if (axl_flag_create(d, &flag) != AXL_SUCCESS) _exit(92);
+    axl_process_exit_begin(nullptr);
+    for (int i = 0; i < 8; ++i) {
+      axl_queue_t q = nullptr;
+      if (axl_queue_create(d, 0, &q) != AXL_SUCCESS) _exit(91);
+      if (axl_queue_wait_flag(q, flag, 1) != AXL_SUCCESS) _exit(93);
+      axl_queue_release(q);
+    }
+  });
+  INFO("child took " << c.seconds << " s; log: " << c.log);
+  REQUIRE(c.exited);
+  CHECK(c.status == 0);
+  // Eight queues at 600 ms each would take 4.8 s; one shared deadline ends
+  // in 0.6 s plus the child's start.
+  CHECK(c.seconds < 3.5);
+}
+
+TEST_CASE("exit: an invalid AXL_EXIT_GRACE_MS is reported and the default used", "[exit]") {
+  Child c = run_child("soon", [] {
+    cpu();
+    axl_process_exit_begin(nullptr);
+  });
+  INFO("log: " << c.log);
+  REQUIRE(c.exited);
+  CHECK(c.status == 0);
+  CHECK_THAT(c.log, Catch::Contains("AXL_EXIT_GRACE_MS='soon'"));
+}

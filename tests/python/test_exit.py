@@ -1,0 +1,102 @@
+"""Exit always ends (axl.h: axl_process_exit_begin; docs/python.md, "Exit").
+
+Each case runs a fresh interpreter with a short AXL_EXIT_GRACE_MS and a
+subprocess timeout: before the bounded exit drain, every one of them hung at
+interpreter finalisation (the queue's release joined a worker waiting for a
+flag nobody writes) and failed by timeout.
+"""
+import time
+
+import pytest
+
+from conftest import needs_virtual, run_py
+
+GATED = """
+import axl.driver as d
+dev = {device}
+q = d.DeviceQueue(dev)
+f = d.CompletionFlag(dev)
+q.wait_for_host_value(f, 1)
+"""
+
+
+def run_timed(code, grace_ms="300", timeout=30, **kw):
+    t0 = time.monotonic()
+    p = run_py(code, env={"AXL_EXIT_GRACE_MS": grace_ms, **kw.pop("env", {})}, timeout=timeout, check=False)
+    return p, time.monotonic() - t0
+
+
+def test_queue_gated_on_a_never_set_flag_does_not_hang_exit():
+    p, took = run_timed(GATED.format(device="d.CPU()") + "print('enqueued', flush=True)\n")
+    assert p.returncode == 0, p.stderr
+    assert "enqueued" in p.stdout
+    assert took < 15
+    # The warning says what was left and why.
+    assert "abandoned" in p.stderr
+    assert "completion flag" in p.stderr and "to reach 1" in p.stderr
+    assert "300 ms" in p.stderr
+
+
+def test_uncaught_exception_with_a_gated_queue_still_exits():
+    p, took = run_timed(GATED.format(device="d.CPU()") + "raise RuntimeError('uncaught on purpose')\n")
+    assert p.returncode == 1
+    assert "uncaught on purpose" in p.stderr
+    assert "abandoned" in p.stderr
+    assert took < 15
+
+
+def test_gated_queue_with_buffers_and_host_func_behind_the_gate_exits():
+    code = GATED.format(device="d.CPU()") + """
+import numpy as np
+b = d.Buffer.from_numpy(np.arange(1024, dtype=np.float32))
+q.enqueue_host_func(lambda: print('never', flush=True))
+print('enqueued', flush=True)
+"""
+    p, took = run_timed(code)
+    assert p.returncode == 0, p.stderr
+    assert "never" not in p.stdout
+    # The host function behind the gate is reported, not silently lost.
+    assert "host function(s)" in p.stderr and "will not run" in p.stderr
+    assert took < 15
+
+
+def test_host_funcs_that_can_still_run_run_before_exit():
+    code = """
+import time
+import axl.driver as d
+q = d.DeviceQueue(d.CPU())
+q.enqueue_host_func(lambda: (time.sleep(0.3), print('ran', flush=True)))
+"""
+    p, _ = run_timed(code, grace_ms="5000")
+    assert p.returncode == 0, p.stderr
+    assert "ran" in p.stdout
+    assert "abandoned" not in p.stderr
+
+
+@needs_virtual
+def test_gated_virtual_queue_does_not_hang_exit():
+    p, took = run_timed(GATED.format(device="d.Accelerator()"), env={"AXL_VIRTUAL_DEVICES": "1"})
+    assert p.returncode == 0, p.stderr
+    assert took < 15
+
+
+def test_daemon_thread_enqueueing_forever_does_not_hold_exit():
+    code = """
+import threading, time
+import numpy as np
+import axl.driver as d
+dev = d.CPU()
+q = d.DeviceQueue(dev)
+src = np.zeros(1 << 16, dtype=np.uint8)
+b = d.Buffer.from_numpy(src.copy())
+def spam():
+    while True:
+        q.enqueue_host_func(lambda: None)
+threading.Thread(target=spam, daemon=True).start()
+time.sleep(0.5)
+print('main done', flush=True)
+"""
+    p, took = run_timed(code, grace_ms="1000", timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "main done" in p.stdout
+    assert took < 20
