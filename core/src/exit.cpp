@@ -126,28 +126,35 @@ bool drain_queue_for_exit(Queue* q) {
 
 void drain_live_queues_for_exit() {
   begin_exit();
-  std::vector<Queue*> qs;
+  // One lock at a time (copies of the lists), so no lock order is imposed on
+  // threads still running at exit.
+  std::vector<Backend*> backends;
   {
     Registry& r = registry();
-    std::lock_guard<std::mutex> rlk(r.mu);
-    for (Backend* b : r.backends) {
-      if (b->init_state.load() != 1 || b->poisoned.load()) continue;
-      std::lock_guard<std::mutex> dlk(b->dev_mu);
-      for (Device* d : b->devices) {
-        if (!d) continue;
-        std::lock_guard<std::mutex> qlk(d->queues_mu);
-        for (Queue* q : d->queues) {
-          // Skip queues whose last reference is being dropped right now.
-          int64_t refs = q->refs.load();
-          while (refs > 0 && !q->refs.compare_exchange_weak(refs, refs + 1)) {}
-          if (refs > 0) qs.push_back(q);
-        }
+    std::lock_guard<std::mutex> lk(r.mu);
+    backends = r.backends;
+  }
+  std::vector<Queue*> qs;
+  for (Backend* b : backends) {
+    if (b->init_state.load() != 1 || b->poisoned.load()) continue;
+    std::vector<Device*> devices;
+    {
+      std::lock_guard<std::mutex> lk(b->dev_mu);
+      devices = b->devices;
+    }
+    for (Device* d : devices) {
+      if (!d) continue;
+      std::lock_guard<std::mutex> lk(d->queues_mu);
+      for (Queue* q : d->queues) {
+        // Skip queues whose last reference is being dropped right now.
+        int64_t refs = q->refs.load();
+        while (refs > 0 && !q->refs.compare_exchange_weak(refs, refs + 1)) {}
+        if (refs > 0) qs.push_back(q);
       }
     }
   }
-  // Not under the locks: a drain waits up to the deadline. The references
-  // taken above are not dropped: an abandoned queue must never reach
-  // queue_destroy, and the process is ending anyway.
+  // The references taken above are kept: an abandoned queue must never
+  // reach queue_destroy, and the process is ending anyway.
   for (Queue* q : qs) drain_queue_for_exit(q);
 }
 
