@@ -80,19 +80,24 @@ def test_gated_virtual_queue_does_not_hang_exit():
     assert took < 15
 
 
-def test_daemon_thread_enqueueing_forever_does_not_hold_exit():
+@pytest.mark.parametrize("op", [
+    "q.enqueue_host_func(lambda: None)",
+    "dst.inplace_copy_from(src)",
+])
+def test_daemon_thread_enqueueing_forever_does_not_hold_exit(op):
     code = """
 import threading, time
 import numpy as np
 import axl.driver as d
 dev = d.CPU()
 q = d.DeviceQueue(dev)
-src = np.zeros(1 << 16, dtype=np.uint8)
-b = d.Buffer.from_numpy(src.copy())
+src = d.Buffer.from_numpy(np.zeros(1 << 12, dtype=np.uint8))
+dst = d.Buffer.from_numpy(np.ones(1 << 12, dtype=np.uint8))
 def spam():
     while True:
-        q.enqueue_host_func(lambda: None)
+        OP
 threading.Thread(target=spam, daemon=True).start()
+""".replace("OP", op) + """
 time.sleep(0.5)
 print('main done', flush=True)
 """
