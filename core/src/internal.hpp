@@ -88,15 +88,90 @@ enum class Kind : uint32_t {
   profile_events = 0x41584c50,
 };
 
-// Base of every handle: a kind tag checked on entry and a reference count.
+struct Object;
+const char* kind_name(Kind k);
+
+// ---------------------------------------------------------------- handles --
+// (handle.cpp) A handle is not an object's address but a value naming a slot
+// of this table and the slot's generation: (generation << 32) | (index + 1),
+// never NULL. A slot gets a new generation each time its object goes, so a
+// released handle never names a later object, wherever that one lives.
+// Lookups are lock-free: the slots live in fixed-size chunks that never move
+// and are never freed, reached through an array of chunk pointers.
+static_assert(sizeof(void*) == 8, "handle values need 64-bit handles");
+struct HandleSlot {
+  std::atomic<Object*> object{nullptr};   // null while the slot is free
+  std::atomic<uint32_t> generation{0};    // of the current (or next) occupant
+  uint32_t next_free = 0;                 // free list link (table mutex)
+};
+constexpr uint32_t kHandleChunkBits = 12;
+constexpr uint32_t kHandleChunkSize = 1u << kHandleChunkBits;  // 64 KiB of slots
+constexpr uint32_t kHandleChunkMask = kHandleChunkSize - 1;
+constexpr uint32_t kHandleChunks = 1u << 16;  // up to 2^28 live objects
+extern std::atomic<HandleSlot*> g_handle_chunks[kHandleChunks];
+
+// Gives o a slot and its handle value (o->handle); throws std::bad_alloc when
+// the table is full.
+void handle_register(Object* o);
+// Frees o's slot with a new generation: o's handle reads as released from
+// now on. Idempotent (the last release and ~Object both call it).
+void handle_unregister(Object* o);
+// Records why `handle` is not a live object of kind k (NULL, released,
+// another kind, garbage) and returns AXL_ERROR_INVALID_HANDLE.
+axl_status handle_fail(const void* handle, Kind k, const char* what);
+
+// The object a handle names while it is registered, else null; records
+// nothing. Three loads past the decode: the chunk, the generation, the
+// object (and the generation again, which catches a slot released and
+// reused between the first two).
+inline Object* handle_object(const void* handle) {
+  const uint64_t v = reinterpret_cast<uintptr_t>(handle);
+  const uint32_t index = uint32_t(v) - 1;  // NULL wraps past the last chunk
+  const uint32_t chunk = index >> kHandleChunkBits;
+  if (chunk >= kHandleChunks) [[unlikely]] return nullptr;
+  HandleSlot* c = g_handle_chunks[chunk].load(std::memory_order_acquire);
+  if (!c) [[unlikely]] return nullptr;
+  HandleSlot& s = c[index & kHandleChunkMask];
+  const uint32_t gen = uint32_t(v >> 32);
+  if (s.generation.load(std::memory_order_acquire) != gen) return nullptr;
+  Object* o = s.object.load(std::memory_order_acquire);
+  if (s.generation.load(std::memory_order_relaxed) != gen) return nullptr;
+  return o;
+}
+
+// Base of every handle: a kind tag checked on entry, a reference count and
+// the handle value the table gave it.
 struct Object {
-  explicit Object(Kind k) : kind(k) {}
-  virtual ~Object() { kind = Kind{0}; }
+  explicit Object(Kind k) : kind(k) { handle_register(this); }
+  virtual ~Object() {
+    // Objects deleted without release() (a create that failed halfway) leave
+    // the table here; after release() this is one plain read. Whoever deletes
+    // an object is the last to touch it, so `registered` needs no lock here.
+    if (registered) handle_unregister(this);
+    kind = Kind{0};
+  }
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
   Kind kind;
   std::atomic<int64_t> refs{1};
+  uint64_t handle = 0;      // set by handle_register, kept after unregistering
+  bool registered = false;  // guarded by the table's mutex
 };
+
+// Object -> handle, for every handle the core hands out (outputs, callbacks):
+// a field read. Null stays null.
+template <typename H>
+H to_handle(const Object* o) {
+  return o ? reinterpret_cast<H>(static_cast<uintptr_t>(o->handle)) : nullptr;
+}
+
+// Handle -> live object of kind k, or null without recording an error (for
+// the functions whose ABI answers an invalid handle with NULL or "").
+template <typename T>
+T* find(const void* handle, Kind k) {
+  Object* o = handle_object(handle);
+  return o && o->kind == k ? static_cast<T*>(o) : nullptr;
+}
 
 void retain(Object* o);
 // Drops one reference; deletes the object at zero (unless the process is
@@ -107,8 +182,8 @@ bool process_exiting();
 
 // The whole body of the plain axl_<object>_retain / _release functions: the
 // handle must be a live object of kind `k` ("what" names it in the error).
-axl_status retain_handle(void* handle, Kind k, const char* what);
-axl_status release_handle(void* handle, Kind k, const char* what);
+axl_status retain_handle(const void* handle, Kind k, const char* what);
+axl_status release_handle(const void* handle, Kind k, const char* what);
 
 struct Backend;
 struct Device;
@@ -251,19 +326,16 @@ struct Device : Object {
   uint32_t free_failures = 0;
 };
 
-// Validates a handle of the given kind; records an error if invalid.
+// Validates a handle of the given kind through the handle table; records an
+// error if invalid ("... handle is NULL", "... was already released", "... is
+// not a live <what>").
 template <typename T>
-T* as(void* handle, Kind k, const char* what) {
-  auto* o = static_cast<Object*>(handle);
-  if (!o) {
-    fail(AXL_ERROR_INVALID_HANDLE, "%s handle is NULL", what);
-    return nullptr;
-  }
-  if (o->kind != k || o->refs.load(std::memory_order_relaxed) <= 0) {
-    fail(AXL_ERROR_INVALID_HANDLE, "%s handle %p is not a live %s", what, handle, what);
-    return nullptr;
-  }
-  return static_cast<T*>(o);
+T* as(const void* handle, Kind k, const char* what) {
+  Object* o = handle_object(handle);
+  if (o && o->kind == k && o->refs.load(std::memory_order_relaxed) > 0) [[likely]]
+    return static_cast<T*>(o);
+  handle_fail(handle, k, what);
+  return nullptr;
 }
 
 
