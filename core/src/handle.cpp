@@ -18,7 +18,8 @@ namespace axl::core {
 // Zero-initialised at load time (constinit), destroyed never (trivial
 // destructors): lookups stay valid in atexit handlers and static destructors
 // of any library, whatever the order they run in.
-constinit std::atomic<HandleSlot*> g_handle_chunks[kHandleChunks] = {};
+constinit HandleSlot g_handle_chunk0[kHandleChunkSize];
+constinit std::atomic<HandleSlot*> g_handle_chunks[kHandleChunks] = {g_handle_chunk0};
 
 namespace {
 
@@ -31,9 +32,8 @@ struct Table {
 };
 constinit Table g_table;
 
-HandleSlot& slot_at(uint32_t index) {
-  return g_handle_chunks[index >> kHandleChunkBits].load(std::memory_order_relaxed)[index & kHandleChunkMask];
-}
+// A slot handed out before (index < used): its chunk exists.
+HandleSlot& slot_at(uint32_t index) { return *handle_slot(uint64_t(index) + 1); }
 
 }  // namespace
 
@@ -88,12 +88,9 @@ void handle_unregister(Object* o) {
 axl_status handle_fail(const void* handle, Kind k, const char* what) {
   if (!handle) return fail(AXL_ERROR_INVALID_HANDLE, "%s handle is NULL", what);
   const uint64_t v = reinterpret_cast<uintptr_t>(handle);
-  const uint32_t index = uint32_t(v) - 1;
   const uint32_t gen = uint32_t(v >> 32);
-  const uint32_t chunk = index >> kHandleChunkBits;
-  HandleSlot* c = chunk < kHandleChunks ? g_handle_chunks[chunk].load(std::memory_order_acquire) : nullptr;
-  if (c) {
-    HandleSlot& s = c[index & kHandleChunkMask];
+  if (HandleSlot* slot = handle_slot(v)) {
+    HandleSlot& s = *slot;
     const uint32_t now = s.generation.load(std::memory_order_acquire);
     // An older generation of a used slot: this handle was issued and its
     // object has gone (a generation past the slot's was never issued).

@@ -108,7 +108,15 @@ constexpr uint32_t kHandleChunkBits = 12;
 constexpr uint32_t kHandleChunkSize = 1u << kHandleChunkBits;  // 64 KiB of slots
 constexpr uint32_t kHandleChunkMask = kHandleChunkSize - 1;
 constexpr uint32_t kHandleChunks = 1u << 16;  // up to 2^28 live objects
-extern std::atomic<HandleSlot*> g_handle_chunks[kHandleChunks];
+// Hidden: the lookups inlined in every file reach them PC-relative, not
+// through the GOT.
+#define AXL_HIDDEN __attribute__((visibility("hidden")))
+extern AXL_HIDDEN std::atomic<HandleSlot*> g_handle_chunks[kHandleChunks];
+// Chunk 0 is static (g_handle_chunks[0] points at it): the handles of a
+// program with up to 4096 objects at a time are found without loading a
+// chunk pointer, which keeps a lookup one dependent load longer than
+// reading the object itself was (benchmarks/bench_enqueue).
+extern AXL_HIDDEN HandleSlot g_handle_chunk0[kHandleChunkSize];
 
 // Gives o a slot and its handle value (o->handle); throws std::bad_alloc when
 // the table is full.
@@ -120,22 +128,28 @@ void handle_unregister(Object* o);
 // another kind, garbage) and returns AXL_ERROR_INVALID_HANDLE.
 axl_status handle_fail(const void* handle, Kind k, const char* what);
 
-// The object a handle names while it is registered, else null; records
-// nothing. Three loads past the decode: the chunk, the generation, the
-// object (and the generation again, which catches a slot released and
-// reused between the first two).
-inline Object* handle_object(const void* handle) {
-  const uint64_t v = reinterpret_cast<uintptr_t>(handle);
-  const uint32_t index = uint32_t(v) - 1;  // NULL wraps past the last chunk
+// The slot a handle value points at, or null past the allocated chunks.
+__attribute__((always_inline)) inline HandleSlot* handle_slot(uint64_t value) {
+  const uint32_t index = uint32_t(value) - 1;  // NULL wraps past the last chunk
+  if (index < kHandleChunkSize) [[likely]] return &g_handle_chunk0[index];
   const uint32_t chunk = index >> kHandleChunkBits;
-  if (chunk >= kHandleChunks) [[unlikely]] return nullptr;
+  if (chunk >= kHandleChunks) return nullptr;
   HandleSlot* c = g_handle_chunks[chunk].load(std::memory_order_acquire);
-  if (!c) [[unlikely]] return nullptr;
-  HandleSlot& s = c[index & kHandleChunkMask];
+  return c ? &c[index & kHandleChunkMask] : nullptr;
+}
+
+// The object a handle names while it is registered, else null; records
+// nothing. The generation is read again after the object, which catches a
+// slot released and reused between the two reads (the new occupant's
+// registration stores the object after the new generation, with release).
+__attribute__((always_inline)) inline Object* handle_object(const void* handle) {
+  const uint64_t v = reinterpret_cast<uintptr_t>(handle);
+  HandleSlot* s = handle_slot(v);
+  if (!s) [[unlikely]] return nullptr;
   const uint32_t gen = uint32_t(v >> 32);
-  if (s.generation.load(std::memory_order_acquire) != gen) return nullptr;
-  Object* o = s.object.load(std::memory_order_acquire);
-  if (s.generation.load(std::memory_order_relaxed) != gen) return nullptr;
+  if (s->generation.load(std::memory_order_acquire) != gen) return nullptr;
+  Object* o = s->object.load(std::memory_order_acquire);
+  if (s->generation.load(std::memory_order_relaxed) != gen) return nullptr;
   return o;
 }
 
@@ -329,11 +343,14 @@ struct Device : Object {
 // Validates a handle of the given kind through the handle table; records an
 // error if invalid ("... handle is NULL", "... was already released", "... is
 // not a live <what>").
+// Inlined at every entry point: an out-of-line call was a measurable part of
+// the enqueue cost; the failure path stays out of line.
 template <typename T>
-T* as(const void* handle, Kind k, const char* what) {
+__attribute__((always_inline)) inline T* as(const void* handle, Kind k, const char* what) {
   Object* o = handle_object(handle);
-  if (o && o->kind == k && o->refs.load(std::memory_order_relaxed) > 0) [[likely]]
-    return static_cast<T*>(o);
+  // The table alone says whether the object lives: its slot is freed when
+  // the last reference goes, so no reference count is read here.
+  if (o && o->kind == k) [[likely]] return static_cast<T*>(o);
   handle_fail(handle, k, what);
   return nullptr;
 }
