@@ -23,26 +23,26 @@ constinit std::atomic<HandleSlot*> g_handle_chunks[kHandleChunks] = {g_handle_ch
 
 namespace {
 
-constexpr uint32_t kNoSlot = UINT32_MAX;
-
 struct Table {
   std::mutex mu;
-  uint32_t used = 0;             // slots handed out so far, ever (the next fresh one)
-  uint32_t free_head = kNoSlot;  // released slots, last released first
+  uint32_t used = 0;       // slots handed out so far, ever (the next fresh one)
+  uint32_t free_head = 0;  // index + 1 of the last slot released, 0 for none
 };
 constinit Table g_table;
 
 // A slot handed out before (index < used): its chunk exists.
 HandleSlot& slot_at(uint32_t index) { return *handle_slot(uint64_t(index) + 1); }
 
+uint32_t generation_of(uint64_t tag) { return uint32_t(tag >> 32); }
+
 }  // namespace
 
 void handle_register(Object* o) {
   std::lock_guard<std::mutex> lk(g_table.mu);
   uint32_t index;
-  if (g_table.free_head != kNoSlot) {
-    index = g_table.free_head;
-    g_table.free_head = slot_at(index).next_free;
+  if (g_table.free_head != 0) {
+    index = g_table.free_head - 1;
+    g_table.free_head = uint32_t(slot_at(index).tag.load(std::memory_order_relaxed));
   } else {
     if (g_table.used >= kHandleChunks * kHandleChunkSize) throw std::bad_alloc();  // 2^28 live objects
     index = g_table.used;
@@ -53,11 +53,14 @@ void handle_register(Object* o) {
     ++g_table.used;
   }
   HandleSlot& s = slot_at(index);
-  const uint32_t gen = s.generation.load(std::memory_order_relaxed);
-  // The generation is already the one this occupant gets (bumped when the
-  // previous occupant left), so the handle below is fresh.
+  // The generation was bumped when the previous occupant left (a fresh slot
+  // starts at 0), so this value was never issued before.
+  const uint64_t h = (uint64_t(generation_of(s.tag.load(std::memory_order_relaxed))) << 32) | (uint64_t(index) + 1);
+  // Release: a lookup that reads this object for a handle of an earlier
+  // occupant then sees the freed tag (or this one) when it checks again.
   s.object.store(o, std::memory_order_release);
-  o->handle = (uint64_t(gen) << 32) | (uint64_t(index) + 1);
+  s.tag.store(h, std::memory_order_release);
+  o->handle = h;
   o->registered = true;
 }
 
@@ -67,37 +70,33 @@ void handle_unregister(Object* o) {
   o->registered = false;
   const uint32_t index = uint32_t(o->handle) - 1;
   HandleSlot& s = slot_at(index);
-  s.object.store(nullptr, std::memory_order_relaxed);
-  // Every handle of this slot issued so far now reads as released. A lookup
-  // that saw the old generation and then an object stored by a later
-  // registration sees this store too (that store is a release after it), so
-  // it never returns the later occupant for the old handle.
-  const uint32_t next = uint32_t(o->handle >> 32) + 1;
-  s.generation.store(next, std::memory_order_release);
+  // Every handle of this slot issued so far now reads as released.
+  const uint32_t next = generation_of(o->handle) + 1;
   // Generation wrap: after 2^32 - 1 occupants the next generation would
   // repeat the first one, and a handle released that long ago would name a
-  // live object again. Such a slot is retired instead (never reused, its
+  // live object again. Such a slot is retired instead: never reused, its
   // generation left at UINT32_MAX, which no handle carries, so every handle
-  // it issued still reads as released): 16 bytes per 2^32 - 1 releases of
-  // one slot, and a handle value is never issued twice.
-  if (next == UINT32_MAX) return;
-  s.next_free = g_table.free_head;
-  g_table.free_head = index;
+  // it issued still reads as released. It costs 16 bytes per 2^32 - 1
+  // releases of one slot, and a handle value is never issued twice.
+  const bool retire = next == UINT32_MAX;
+  s.tag.store((uint64_t(next) << 32) | (retire ? 0 : g_table.free_head), std::memory_order_release);
+  if (!retire) g_table.free_head = index + 1;
 }
 
 axl_status handle_fail(const void* handle, Kind k, const char* what) {
   if (!handle) return fail(AXL_ERROR_INVALID_HANDLE, "%s handle is NULL", what);
   const uint64_t v = reinterpret_cast<uintptr_t>(handle);
-  const uint32_t gen = uint32_t(v >> 32);
-  if (HandleSlot* slot = handle_slot(v)) {
-    HandleSlot& s = *slot;
-    const uint32_t now = s.generation.load(std::memory_order_acquire);
-    // An older generation of a used slot: this handle was issued and its
-    // object has gone (a generation past the slot's was never issued).
-    if (gen < now) return fail(AXL_ERROR_INVALID_HANDLE, "%s handle 0x%" PRIx64 " was already released", what, v);
-    if (gen == now) {
-      // A live object of another kind, or one whose last reference is going.
-      if (Object* o = s.object.load(std::memory_order_acquire); o && o->kind != k)
+  if (HandleSlot* s = handle_slot(v)) {
+    const uint64_t tag = s->tag.load(std::memory_order_acquire);
+    // An older generation than the slot's (its occupant's, or the next one
+    // while free): this handle was issued and its object has gone. A later
+    // generation, or the next one of a free slot, was never issued.
+    if (generation_of(v) < generation_of(tag))
+      return fail(AXL_ERROR_INVALID_HANDLE, "%s handle 0x%" PRIx64 " was already released", what, v);
+    if (tag == v) {
+      // A live object of another kind.
+      Object* o = s->object.load(std::memory_order_acquire);
+      if (o->kind != k)
         return fail(AXL_ERROR_INVALID_HANDLE, "%s handle 0x%" PRIx64 " is not a live %s (it is a %s handle)",
                     what, v, what, kind_name(o->kind));
     }

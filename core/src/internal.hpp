@@ -100,9 +100,15 @@ const char* kind_name(Kind k);
 // and are never freed, reached through an array of chunk pointers.
 static_assert(sizeof(void*) == 8, "handle values need 64-bit handles");
 struct HandleSlot {
-  std::atomic<Object*> object{nullptr};   // null while the slot is free
-  std::atomic<uint32_t> generation{0};    // of the current (or next) occupant
-  uint32_t next_free = 0;                 // free list link (table mutex)
+  // The occupant's handle value while occupied. While free: (the next
+  // generation << 32) | (next free index + 1, 0 at the end of the list), whose
+  // low half is never this slot's index + 1, so no handle matches a free
+  // slot. One 64-bit compare checks slot, generation and occupancy at once.
+  std::atomic<uint64_t> tag{0};
+  // Set before the tag is published and left in place when the slot is
+  // freed: a lookup reads it only when the tag matched, and reads the tag
+  // again afterwards.
+  std::atomic<Object*> object{nullptr};
 };
 constexpr uint32_t kHandleChunkBits = 12;
 constexpr uint32_t kHandleChunkSize = 1u << kHandleChunkBits;  // 64 KiB of slots
@@ -139,18 +145,17 @@ __attribute__((always_inline)) inline HandleSlot* handle_slot(uint64_t value) {
 }
 
 // The object a handle names while it is registered, else null; records
-// nothing. The generation is read again after the object, which catches a
-// slot released and reused between the two reads (the new occupant's
-// registration stores the object after the new generation, with release).
+// nothing. The tag is read again after the object, which catches a slot
+// released and reused between the two reads (a new occupant's registration
+// stores its object, with release, after the freed slot's tag).
 __attribute__((always_inline)) inline Object* handle_object(const void* handle) {
   const uint64_t v = reinterpret_cast<uintptr_t>(handle);
   HandleSlot* s = handle_slot(v);
   if (!s) [[unlikely]] return nullptr;
-  const uint32_t gen = uint32_t(v >> 32);
-  if (s->generation.load(std::memory_order_acquire) != gen) return nullptr;
+  if (s->tag.load(std::memory_order_acquire) != v) return nullptr;
   Object* o = s->object.load(std::memory_order_acquire);
-  if (s->generation.load(std::memory_order_relaxed) != gen) return nullptr;
-  return o;
+  if (s->tag.load(std::memory_order_relaxed) != v) [[unlikely]] return nullptr;
+  return o;  // never null: a matching tag was published after the object
 }
 
 // Base of every handle: a kind tag checked on entry, a reference count and
@@ -167,9 +172,9 @@ struct Object {
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
   Kind kind;
+  bool registered = false;  // guarded by the table's mutex (in kind's padding)
   std::atomic<int64_t> refs{1};
   uint64_t handle = 0;      // set by handle_register, kept after unregistering
-  bool registered = false;  // guarded by the table's mutex
 };
 
 // Object -> handle, for every handle the core hands out (outputs, callbacks):
