@@ -7,6 +7,8 @@
 // allocated once and never move or go away. Registration and unregistration
 // are serialised by one mutex; they happen once per object, never per
 // enqueue.
+#include <pthread.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <new>
@@ -29,6 +31,13 @@ struct Table {
   uint32_t free_head = 0;  // index + 1 of the last slot released, 0 for none
 };
 constinit Table g_table;
+
+// fork(): a child must not inherit the mutex held by a thread that does not
+// exist there, or its first create or release would hang. The table's lock
+// is taken alone (nothing is called while it is held), so it needs no place
+// in the order of the core's other fork-time locks.
+const int g_fork_hooks = pthread_atfork([] { g_table.mu.lock(); }, [] { g_table.mu.unlock(); },
+                                        [] { g_table.mu.unlock(); });
 
 // A slot handed out before (index < used): its chunk exists.
 HandleSlot& slot_at(uint32_t index) { return *handle_slot(uint64_t(index) + 1); }
