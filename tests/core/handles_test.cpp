@@ -8,6 +8,8 @@
 // release against lookups of stale handles (run it under ThreadSanitizer).
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -254,6 +256,42 @@ TEST_CASE("garbage and never-issued handle values are not live", "[handles]") {
                  {"is not a live buffer", "queue"});
   CHECK(intact(b, 64, 1));
   REQUIRE(axl_buffer_release(b) == AXL_SUCCESS);
+}
+
+namespace {
+
+// The exit scenario's buffer, released by an atexit handler that runs after
+// the core's own (registered before the first axl call): the core then
+// leaves the object to the OS, and its handle must still read as released.
+axl_buffer_t g_exit_buffer = nullptr;
+
+void release_at_exit() {
+  uint64_t n = 0;
+  const axl_status first = axl_buffer_release(g_exit_buffer);
+  const axl_status size = axl_buffer_size(g_exit_buffer, &n);
+  const std::string msg = axl_last_error_message();
+  const axl_status again = axl_buffer_release(g_exit_buffer);
+  const bool ok = first == AXL_SUCCESS && size == AXL_ERROR_INVALID_HANDLE &&
+                  again == AXL_ERROR_INVALID_HANDLE && msg.find("already released") != std::string::npos;
+  printf("%s %s\n", ok ? "EXIT_OK" : "EXIT_BAD", msg.c_str());
+  fflush(stdout);
+}
+
+}  // namespace
+
+TEST_CASE("child: a handle released during exit", "[.]") {
+  REQUIRE(atexit(release_at_exit) == 0);  // before the core's handler: runs after it
+  Cpu c;
+  g_exit_buffer = tagged_buffer(c.dev, 64, 3);
+}
+
+TEST_CASE("a handle released during exit reads as released", "[handles]") {
+  char self[4096] = {};
+  REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+  RunResult r = run({self, "child: a handle released during exit"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("EXIT_OK"));
 }
 
 TEST_CASE("threads: creation and release race lookups of stale handles", "[handles][threads]") {
