@@ -148,7 +148,7 @@ AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes, u
     b->pinned = pinned;
     b->flags = flags;
     retain(d);
-    *out = reinterpret_cast<axl_buffer_t>(b.release());
+    *out = to_handle<axl_buffer_t>(b.release());
     return AXL_SUCCESS;
   });
 }
@@ -186,7 +186,7 @@ AXL_API axl_status axl_buffer_create_external(axl_device_t device, uint64_t addr
     b->external_release = release_cb;
     b->external_user_data = user_data;
     retain(d);
-    *out = reinterpret_cast<axl_buffer_t>(b.release());
+    *out = to_handle<axl_buffer_t>(b.release());
     return AXL_SUCCESS;
   });
 }
@@ -220,7 +220,7 @@ AXL_API axl_status axl_buffer_view(axl_buffer_t buffer, uint64_t offset, uint64_
     v->size = size_bytes;
     v->pinned = b->pinned;
     retain(v->base);
-    *out = reinterpret_cast<axl_buffer_t>(v.release());
+    *out = to_handle<axl_buffer_t>(v.release());
     return AXL_SUCCESS;
   });
 }
@@ -249,7 +249,7 @@ AXL_API axl_status axl_buffer_device(axl_buffer_t buffer, axl_device_t* out) {
     if (!b) return AXL_ERROR_INVALID_HANDLE;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_buffer_device: out is NULL");
     retain(b->device);
-    *out = reinterpret_cast<axl_device_t>(b->device);
+    *out = to_handle<axl_device_t>(b->device);
     return AXL_SUCCESS;
   });
 }

@@ -9,6 +9,9 @@ void retain(Object* o) { o->refs.fetch_add(1, std::memory_order_relaxed); }
 
 void release(Object* o) {
   if (o->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The handle reads as released from here on, also during exit, when the
+    // object itself stays.
+    handle_unregister(o);
     // During exit plugins may already be torn down by the OS or their own
     // static destructors; the memory goes back with the process.
     if (process_exiting()) return;
@@ -16,7 +19,7 @@ void release(Object* o) {
   }
 }
 
-axl_status retain_handle(void* handle, Kind k, const char* what) {
+axl_status retain_handle(const void* handle, Kind k, const char* what) {
   return guard([&]() -> axl_status {
     Object* o = as<Object>(handle, k, what);
     if (!o) return AXL_ERROR_INVALID_HANDLE;
@@ -25,7 +28,7 @@ axl_status retain_handle(void* handle, Kind k, const char* what) {
   });
 }
 
-axl_status release_handle(void* handle, Kind k, const char* what) {
+axl_status release_handle(const void* handle, Kind k, const char* what) {
   return guard([&]() -> axl_status {
     Object* o = as<Object>(handle, k, what);
     if (!o) return AXL_ERROR_INVALID_HANDLE;
@@ -174,7 +177,7 @@ AXL_API axl_status axl_device_get(const char* label, uint32_t index, axl_device_
     Device* d = nullptr;
     if (axl_status s = make_device(slots[index].backend, slots[index].index, id, &d)) return s;
     retain(d);
-    *out = reinterpret_cast<axl_device_t>(d);
+    *out = to_handle<axl_device_t>(d);
     return AXL_SUCCESS;
   });
 }
@@ -306,7 +309,7 @@ AXL_API axl_status axl_device_default_queue(axl_device_t device, axl_queue_t* ou
     if (!d) return AXL_ERROR_INVALID_HANDLE;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_device_default_queue: out is NULL");
     retain(d->default_queue);
-    *out = reinterpret_cast<axl_queue_t>(d->default_queue);
+    *out = to_handle<axl_queue_t>(d->default_queue);
     return AXL_SUCCESS;
   });
 }

@@ -53,7 +53,7 @@ AXL_API axl_status axl_event_create(axl_device_t device, uint32_t flags, axl_eve
     e->pe = pe;
     e->timing = flags & AXL_EVENT_TIMING;
     retain(d);
-    *out = reinterpret_cast<axl_event_t>(e);
+    *out = to_handle<axl_event_t>(e);
     return AXL_SUCCESS;
   });
 }
@@ -196,7 +196,7 @@ AXL_API axl_status axl_flag_create(axl_device_t device, axl_flag_t* out) {
     f->pf = pf;
     f->host = host;
     retain(d);
-    *out = reinterpret_cast<axl_flag_t>(f);
+    *out = to_handle<axl_flag_t>(f);
     return AXL_SUCCESS;
   });
 }

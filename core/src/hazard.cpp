@@ -296,7 +296,7 @@ AXL_API axl_status axl_completion_record(axl_queue_t queue, axl_completion_t* ou
     if (axl_status s = queue_usable(q)) return s;
     Completion* c = nullptr;
     if (axl_status s = completion_record(q, &c)) return s;
-    *out = reinterpret_cast<axl_completion_t>(c);
+    *out = to_handle<axl_completion_t>(c);
     return AXL_SUCCESS;
   });
 }
@@ -307,7 +307,7 @@ AXL_API axl_status axl_completion_create_poisoned(const char* message, axl_compl
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_completion_create_poisoned: out is NULL");
     auto* c = new Completion();
     c->poison(message);
-    *out = reinterpret_cast<axl_completion_t>(c);
+    *out = to_handle<axl_completion_t>(c);
     return AXL_SUCCESS;
   });
 }

@@ -88,15 +88,109 @@ enum class Kind : uint32_t {
   profile_events = 0x41584c50,
 };
 
-// Base of every handle: a kind tag checked on entry and a reference count.
+struct Object;
+const char* kind_name(Kind k);
+
+// ---------------------------------------------------------------- handles --
+// (handle.cpp) A handle is not an object's address but a value naming a slot
+// of this table and the slot's generation: (generation << 32) | (index + 1),
+// never NULL. A slot gets a new generation each time its object goes, so a
+// released handle never names a later object, wherever that one lives.
+// Lookups are lock-free: the slots live in fixed-size chunks that never move
+// and are never freed, reached through an array of chunk pointers.
+static_assert(sizeof(void*) == 8, "handle values need 64-bit handles");
+struct HandleSlot {
+  // The occupant's handle value while occupied. While free: (the next
+  // generation << 32) | (next free index + 1, 0 at the end of the list), whose
+  // low half is never this slot's index + 1, so no handle matches a free
+  // slot. One 64-bit compare checks slot, generation and occupancy at once.
+  std::atomic<uint64_t> tag{0};
+  // Set before the tag is published and left in place when the slot is
+  // freed: a lookup reads it only when the tag matched, and reads the tag
+  // again afterwards.
+  std::atomic<Object*> object{nullptr};
+};
+constexpr uint32_t kHandleChunkBits = 12;
+constexpr uint32_t kHandleChunkSize = 1u << kHandleChunkBits;  // 64 KiB of slots
+constexpr uint32_t kHandleChunkMask = kHandleChunkSize - 1;
+constexpr uint32_t kHandleChunks = 1u << 16;  // up to 2^28 live objects
+// Hidden: the lookups inlined in every file reach them PC-relative, not
+// through the GOT.
+#define AXL_HIDDEN __attribute__((visibility("hidden")))
+extern AXL_HIDDEN std::atomic<HandleSlot*> g_handle_chunks[kHandleChunks];
+// Chunk 0 is static (g_handle_chunks[0] points at it): the handles of a
+// program with up to 4096 objects at a time are found without loading a
+// chunk pointer, which keeps a lookup one dependent load longer than
+// reading the object itself was (benchmarks/bench_enqueue).
+extern AXL_HIDDEN HandleSlot g_handle_chunk0[kHandleChunkSize];
+
+// Gives o a slot and its handle value (o->handle); throws std::bad_alloc when
+// the table is full.
+void handle_register(Object* o);
+// Frees o's slot with a new generation: o's handle reads as released from
+// now on. Idempotent (the last release and ~Object both call it).
+void handle_unregister(Object* o);
+// Records why `handle` is not a live object of kind k (NULL, released,
+// another kind, garbage) and returns AXL_ERROR_INVALID_HANDLE.
+axl_status handle_fail(const void* handle, Kind k, const char* what);
+
+// The slot a handle value points at, or null past the allocated chunks.
+__attribute__((always_inline)) inline HandleSlot* handle_slot(uint64_t value) {
+  const uint32_t index = uint32_t(value) - 1;  // NULL wraps past the last chunk
+  if (index < kHandleChunkSize) [[likely]] return &g_handle_chunk0[index];
+  const uint32_t chunk = index >> kHandleChunkBits;
+  if (chunk >= kHandleChunks) return nullptr;
+  HandleSlot* c = g_handle_chunks[chunk].load(std::memory_order_acquire);
+  return c ? &c[index & kHandleChunkMask] : nullptr;
+}
+
+// The object a handle names while it is registered, else null; records
+// nothing. The tag is read again after the object, which catches a slot
+// released and reused between the two reads (a new occupant's registration
+// stores its object, with release, after the freed slot's tag).
+__attribute__((always_inline)) inline Object* handle_object(const void* handle) {
+  const uint64_t v = reinterpret_cast<uintptr_t>(handle);
+  HandleSlot* s = handle_slot(v);
+  if (!s) [[unlikely]] return nullptr;
+  if (s->tag.load(std::memory_order_acquire) != v) return nullptr;
+  Object* o = s->object.load(std::memory_order_acquire);
+  if (s->tag.load(std::memory_order_relaxed) != v) [[unlikely]] return nullptr;
+  return o;  // never null: a matching tag was published after the object
+}
+
+// Base of every handle: a kind tag checked on entry, a reference count and
+// the handle value the table gave it.
 struct Object {
-  explicit Object(Kind k) : kind(k) {}
-  virtual ~Object() { kind = Kind{0}; }
+  explicit Object(Kind k) : kind(k) { handle_register(this); }
+  virtual ~Object() {
+    // Objects deleted without release() (a create that failed halfway) leave
+    // the table here; after release() this is one plain read. Whoever deletes
+    // an object is the last to touch it, so `registered` needs no lock here.
+    if (registered) handle_unregister(this);
+    kind = Kind{0};
+  }
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
   Kind kind;
+  bool registered = false;  // guarded by the table's mutex (in kind's padding)
   std::atomic<int64_t> refs{1};
+  uint64_t handle = 0;      // set by handle_register, kept after unregistering
 };
+
+// Object -> handle, for every handle the core hands out (outputs, callbacks):
+// a field read. Null stays null.
+template <typename H>
+H to_handle(const Object* o) {
+  return o ? reinterpret_cast<H>(static_cast<uintptr_t>(o->handle)) : nullptr;
+}
+
+// Handle -> live object of kind k, or null without recording an error (for
+// the functions whose ABI answers an invalid handle with NULL or "").
+template <typename T>
+T* find(const void* handle, Kind k) {
+  Object* o = handle_object(handle);
+  return o && o->kind == k ? static_cast<T*>(o) : nullptr;
+}
 
 void retain(Object* o);
 // Drops one reference; deletes the object at zero (unless the process is
@@ -107,8 +201,8 @@ bool process_exiting();
 
 // The whole body of the plain axl_<object>_retain / _release functions: the
 // handle must be a live object of kind `k` ("what" names it in the error).
-axl_status retain_handle(void* handle, Kind k, const char* what);
-axl_status release_handle(void* handle, Kind k, const char* what);
+axl_status retain_handle(const void* handle, Kind k, const char* what);
+axl_status release_handle(const void* handle, Kind k, const char* what);
 
 struct Backend;
 struct Device;
@@ -251,19 +345,19 @@ struct Device : Object {
   uint32_t free_failures = 0;
 };
 
-// Validates a handle of the given kind; records an error if invalid.
+// Validates a handle of the given kind through the handle table; records an
+// error if invalid ("... handle is NULL", "... was already released", "... is
+// not a live <what>").
+// Inlined at every entry point: an out-of-line call was a measurable part of
+// the enqueue cost; the failure path stays out of line.
 template <typename T>
-T* as(void* handle, Kind k, const char* what) {
-  auto* o = static_cast<Object*>(handle);
-  if (!o) {
-    fail(AXL_ERROR_INVALID_HANDLE, "%s handle is NULL", what);
-    return nullptr;
-  }
-  if (o->kind != k || o->refs.load(std::memory_order_relaxed) <= 0) {
-    fail(AXL_ERROR_INVALID_HANDLE, "%s handle %p is not a live %s", what, handle, what);
-    return nullptr;
-  }
-  return static_cast<T*>(o);
+__attribute__((always_inline)) inline T* as(const void* handle, Kind k, const char* what) {
+  Object* o = handle_object(handle);
+  // The table alone says whether the object lives: its slot is freed when
+  // the last reference goes, so no reference count is read here.
+  if (o && o->kind == k) [[likely]] return static_cast<T*>(o);
+  handle_fail(handle, k, what);
+  return nullptr;
 }
 
 

@@ -27,7 +27,7 @@ axl_status adopt_module(Device* d, axl_pmodule pm, axl_module_t* out) {
   m->device = d;
   m->pm = pm;
   retain(d);
-  *out = reinterpret_cast<axl_module_t>(m);
+  *out = to_handle<axl_module_t>(m);
   return AXL_SUCCESS;
 }
 
@@ -52,7 +52,7 @@ axl_status make_kernel(Device* d, Module* m, axl_pkernel pk, const char* name, a
   k->name = name;
   retain(d);
   if (m) retain(m);
-  *out = reinterpret_cast<axl_kernel_t>(k);
+  *out = to_handle<axl_kernel_t>(k);
   return AXL_SUCCESS;
 }
 
@@ -169,8 +169,8 @@ AXL_API axl_status axl_kernel_release(axl_kernel_t kernel) {
 }
 
 AXL_API const char* axl_kernel_name(axl_kernel_t kernel) {
-  auto* k = static_cast<Kernel*>(static_cast<Object*>(static_cast<void*>(kernel)));
-  if (!k || k->kind != Kind::kernel) return "";
+  auto* k = find<Kernel>(kernel, Kind::kernel);
+  if (!k) return "";
   return k->name.c_str();
 }
 

@@ -442,7 +442,7 @@ AXL_API axl_status axl_profile_collector_take(axl_profile_events_t* out) {
       obj->names.push_back(std::move(r.name));
     }
     for (size_t i = 0; i < obj->events.size(); ++i) obj->events[i].name = obj->names[i].c_str();
-    *out = reinterpret_cast<axl_profile_events_t>(obj.release());
+    *out = to_handle<axl_profile_events_t>(obj.release());
     return AXL_SUCCESS;
   });
 }
@@ -458,9 +458,8 @@ AXL_API axl_status axl_profile_events_size(axl_profile_events_t events, size_t* 
 }
 
 AXL_API const axl_profile_event* axl_profile_events_data(axl_profile_events_t events) {
-  auto* o = static_cast<Object*>(static_cast<void*>(events));
-  if (!o || o->kind != Kind::profile_events) return nullptr;
-  return static_cast<EventsObj*>(o)->events.data();
+  auto* e = find<EventsObj>(events, Kind::profile_events);
+  return e ? e->events.data() : nullptr;
 }
 
 AXL_API axl_status axl_profile_events_release(axl_profile_events_t events) {

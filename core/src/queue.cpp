@@ -331,7 +331,7 @@ AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags, axl_que
     if (axl_status s = device_usable(d)) return s;
     Queue* q = nullptr;
     if (axl_status s = queue_create_internal(d, false, &q)) return s;
-    *out = reinterpret_cast<axl_queue_t>(q);
+    *out = to_handle<axl_queue_t>(q);
     return AXL_SUCCESS;
   });
 }
@@ -358,7 +358,7 @@ AXL_API axl_status axl_queue_device(axl_queue_t queue, axl_device_t* out) {
     if (!q) return AXL_ERROR_INVALID_HANDLE;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_device: out is NULL");
     retain(q->device);
-    *out = reinterpret_cast<axl_device_t>(q->device);
+    *out = to_handle<axl_device_t>(q->device);
     return AXL_SUCCESS;
   });
 }

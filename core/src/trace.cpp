@@ -176,7 +176,7 @@ AXL_API axl_status axl_launch_trace_take(axl_launch_trace_t* out) {
     }
     if (was_active) sync_tracing_all();
     for (size_t i = 0; i < obj->entries.size(); ++i) obj->entries[i].name = obj->names[i].c_str();
-    *out = reinterpret_cast<axl_launch_trace_t>(obj.release());
+    *out = to_handle<axl_launch_trace_t>(obj.release());
     return AXL_SUCCESS;
   });
 }
@@ -192,8 +192,8 @@ AXL_API axl_status axl_launch_trace_size(axl_launch_trace_t trace, size_t* out) 
 }
 
 AXL_API const axl_launch_trace_entry* axl_launch_trace_entries(axl_launch_trace_t trace) {
-  auto* t = static_cast<TraceObj*>(static_cast<Object*>(static_cast<void*>(trace)));
-  if (!t || t->kind != Kind::trace) return nullptr;
+  auto* t = find<TraceObj>(trace, Kind::trace);
+  if (!t) return nullptr;
   return t->entries.data();
 }
 

@@ -36,6 +36,18 @@ extern "C" {
 #define AXL_ABI_MAJOR 1
 #define AXL_ABI_MINOR 2
 
+/* Handles are opaque values, not addresses: nothing may be read through one,
+ * and its bits mean nothing to the application (they name a slot of the
+ * core's handle table and that slot's generation; never NULL). Compare them
+ * with == only. A handle stays invalid for the life of the process once its
+ * last reference is released: any function given it returns
+ * AXL_ERROR_INVALID_HANDLE with "... was already released" in the message
+ * (getters that return a pointer or string answer NULL or ""), even after
+ * new objects have been created, and releasing it again changes nothing.
+ * A handle value is never issued twice. A NULL handle reads "... handle is
+ * NULL"; a value the core never issued, or a handle of another kind, reads
+ * "... is not a live <object>". Using a handle on one thread while another
+ * releases its last reference remains an error the core cannot report. */
 typedef struct axl_device_s* axl_device_t;
 typedef struct axl_queue_s* axl_queue_t;
 typedef struct axl_event_s* axl_event_t;
