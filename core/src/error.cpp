@@ -109,29 +109,16 @@ using namespace axl::core;
 
 extern "C" {
 
+#define AXL_STATUS_NAME_CASE_(name, value, meaning) \
+  case name:                                        \
+    return #name;
 AXL_API const char* axl_status_name(axl_status status) {
   switch (status) {
-    case AXL_SUCCESS: return "AXL_SUCCESS";
-    case AXL_ERROR_INVALID_ARGUMENT: return "AXL_ERROR_INVALID_ARGUMENT";
-    case AXL_ERROR_OUT_OF_RANGE: return "AXL_ERROR_OUT_OF_RANGE";
-    case AXL_ERROR_NOT_FOUND: return "AXL_ERROR_NOT_FOUND";
-    case AXL_ERROR_UNSUPPORTED: return "AXL_ERROR_UNSUPPORTED";
-    case AXL_ERROR_OUT_OF_DEVICE_MEMORY: return "AXL_ERROR_OUT_OF_DEVICE_MEMORY";
-    case AXL_ERROR_OUT_OF_HOST_MEMORY: return "AXL_ERROR_OUT_OF_HOST_MEMORY";
-    case AXL_ERROR_NOT_READY: return "AXL_ERROR_NOT_READY";
-    case AXL_ERROR_DEVICE_LOST: return "AXL_ERROR_DEVICE_LOST";
-    case AXL_ERROR_BACKEND_UNAVAILABLE: return "AXL_ERROR_BACKEND_UNAVAILABLE";
-    case AXL_ERROR_VERSION_MISMATCH: return "AXL_ERROR_VERSION_MISMATCH";
-    case AXL_ERROR_FORKED: return "AXL_ERROR_FORKED";
-    case AXL_ERROR_HOST_HAZARD: return "AXL_ERROR_HOST_HAZARD";
-    case AXL_ERROR_INTERNAL: return "AXL_ERROR_INTERNAL";
-    case AXL_ERROR_INVALID_HANDLE: return "AXL_ERROR_INVALID_HANDLE";
-    case AXL_ERROR_INVALID_STATE: return "AXL_ERROR_INVALID_STATE";
-    case AXL_ERROR_TIMEOUT: return "AXL_ERROR_TIMEOUT";
-    case AXL_ERROR_PLUGIN_INVALID: return "AXL_ERROR_PLUGIN_INVALID";
+    AXL_STATUS_CODES(AXL_STATUS_NAME_CASE_)
     default: return "AXL_STATUS_UNKNOWN";
   }
 }
+#undef AXL_STATUS_NAME_CASE_
 
 AXL_API axl_status axl_last_error(axl_error_info* out) {
   if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_last_error: out is NULL");

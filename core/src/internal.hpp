@@ -209,12 +209,6 @@ struct Device;
 struct Queue;
 
 // ---------------------------------------------------------------- backend --
-struct SlotInfo {
-  const char* name;
-  size_t offset;
-  bool required;
-};
-const std::vector<SlotInfo>& slot_table();
 
 struct Backend {
   std::string path;

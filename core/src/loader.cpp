@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "internal.hpp"
+#include "slot_table.hpp"
 
 namespace axl::core {
 
@@ -25,54 +26,6 @@ namespace {
 
 std::atomic<bool> g_exiting{false};
 std::once_flag g_discovery_once;
-
-#define AXL_SLOT_ENTRY(name, req) {#name, offsetof(axl_plugin_table, name), req}
-const std::vector<SlotInfo> kSlots = {
-    AXL_SLOT_ENTRY(backend_init, true),
-    AXL_SLOT_ENTRY(backend_shutdown, true),
-    AXL_SLOT_ENTRY(backend_device_count, true),
-    AXL_SLOT_ENTRY(backend_set_tracing, false),
-    AXL_SLOT_ENTRY(backend_set_option, false),
-    AXL_SLOT_ENTRY(device_get, true),
-    AXL_SLOT_ENTRY(device_get_properties, true),
-    AXL_SLOT_ENTRY(device_get_memory_info, false),
-    AXL_SLOT_ENTRY(device_can_access_peer, false),
-    AXL_SLOT_ENTRY(device_enable_peer_access, false),
-    AXL_SLOT_ENTRY(memory_alloc, true),
-    AXL_SLOT_ENTRY(memory_free, true),
-    AXL_SLOT_ENTRY(pinned_alloc, false),
-    AXL_SLOT_ENTRY(pinned_free, false),
-    AXL_SLOT_ENTRY(queue_create, true),
-    AXL_SLOT_ENTRY(queue_destroy, true),
-    AXL_SLOT_ENTRY(queue_synchronize, true),
-    AXL_SLOT_ENTRY(queue_copy_htod, true),
-    AXL_SLOT_ENTRY(queue_copy_dtoh, true),
-    AXL_SLOT_ENTRY(queue_copy_dtod, true),
-    AXL_SLOT_ENTRY(queue_copy_peer, false),
-    AXL_SLOT_ENTRY(queue_fill, false),
-    AXL_SLOT_ENTRY(queue_record_event, true),
-    AXL_SLOT_ENTRY(queue_wait_event, true),
-    AXL_SLOT_ENTRY(queue_wait_flag, false),
-    AXL_SLOT_ENTRY(queue_write_flag, false),
-    AXL_SLOT_ENTRY(queue_enqueue_host_fn, false),
-    AXL_SLOT_ENTRY(queue_get_native_handle, false),
-    AXL_SLOT_ENTRY(queue_launch, false),
-    AXL_SLOT_ENTRY(event_create, true),
-    AXL_SLOT_ENTRY(event_destroy, true),
-    AXL_SLOT_ENTRY(event_synchronize, true),
-    AXL_SLOT_ENTRY(event_query, true),
-    AXL_SLOT_ENTRY(event_elapsed_ms, false),
-    AXL_SLOT_ENTRY(flag_create, false),
-    AXL_SLOT_ENTRY(flag_destroy, false),
-    AXL_SLOT_ENTRY(flag_get_device_address, false),
-    AXL_SLOT_ENTRY(flag_get_host_address, false),
-    AXL_SLOT_ENTRY(module_load, false),
-    AXL_SLOT_ENTRY(module_unload, false),
-    AXL_SLOT_ENTRY(module_get_kernel, false),
-    AXL_SLOT_ENTRY(device_get_test_kernel, false),
-    AXL_SLOT_ENTRY(module_compile, false),  // 1.1
-};
-#undef AXL_SLOT_ENTRY
 
 // Bounds on the sizes a plugin may claim: below the 1.0 layout is a plugin
 // built against a header that never existed; far above is garbage.
@@ -300,7 +253,6 @@ void fork_child() {
 
 }  // namespace
 
-const std::vector<SlotInfo>& slot_table() { return kSlots; }
 bool process_exiting() { return g_exiting.load(std::memory_order_relaxed); }
 
 Registry& registry() {

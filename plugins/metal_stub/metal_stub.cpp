@@ -434,6 +434,9 @@ axl_status module_compile(axl_pdevice /*device*/, const axl_compile_desc* /*desc
 // must follow it), so a copy starts with a complete table and replaces the
 // bodies one by one. A slot a port cannot support should become NULL here
 // rather than answer UNSUPPORTED by hand: the core then says so itself.
+// The slots and their order are plugin.h's AXL_PLUGIN_SLOTS list; in this
+// tree metal_stub_direct_test fails, naming it, for a listed slot missing
+// here.
 constexpr axl_plugin_table kTable = {
     .struct_size = sizeof(axl_plugin_table),
     .backend_init = backend_init,

@@ -110,6 +110,22 @@ void register_errors(py::module_& m) {
       py::arg("base"), py::arg("by_status"),
       "Registers the exception classes raised for core errors (axl/_errors.py calls this).");
 
+  // status.h's list as (value, name) pairs, e.g. (1, "AXL_ERROR_INVALID_ARGUMENT"):
+  // axl/_errors.py builds axl.Status and checks its exception classes
+  // against it, so a code added to status.h reaches Python without a second
+  // list.
+  m.def(
+      "status_table",
+      []() {
+        py::list out;
+#define AXL_PY_STATUS_ENTRY_(name, value, meaning) \
+  out.append(py::make_tuple(static_cast<int32_t>(name), std::string(#name)));
+        AXL_STATUS_CODES(AXL_PY_STATUS_ENTRY_)
+#undef AXL_PY_STATUS_ENTRY_
+        return out;
+      },
+      "Every axl_status code the core was built with, as (value, name) pairs in value order.");
+
   m.def(
       "status_name", [](int32_t s) { return std::string(axl_status_name(s)); }, py::arg("status"),
       "The name of an axl_status code, e.g. 'AXL_ERROR_INVALID_ARGUMENT'.");

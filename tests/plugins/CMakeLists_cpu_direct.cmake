@@ -52,3 +52,20 @@ add_executable(axl_plugin_common_test ${CMAKE_CURRENT_LIST_DIR}/plugin_common_te
 target_link_libraries(axl_plugin_common_test PRIVATE axl_plugin_common ${AXL_CPU_DIRECT_CATCH2})
 add_test(NAME axl_plugin_common_test COMMAND axl_plugin_common_test)
 set_tests_properties(axl_plugin_common_test PROPERTIES TIMEOUT 120 LABELS "plugins;threads")
+
+# slot_append: one slot appended through plugin.h's AXL_PLUGIN_SLOTS_EXTRA
+# hook must reach the table, the loader's slot table, the CTS probe list and
+# plugins/common's table fill (docs/abi.md, "How to append a slot").
+foreach(_variant base appended)
+  add_executable(axl_slot_append_${_variant} ${CMAKE_CURRENT_LIST_DIR}/slot_append_test.cpp)
+  target_link_libraries(axl_slot_append_${_variant} PRIVATE axl::plugin_api)
+  target_include_directories(axl_slot_append_${_variant} PRIVATE
+    ${PROJECT_SOURCE_DIR}/core/src ${PROJECT_SOURCE_DIR}/tools/axl-cts
+    ${PROJECT_SOURCE_DIR}/plugins/common/include)
+  target_compile_features(axl_slot_append_${_variant} PRIVATE cxx_std_20)
+endforeach()
+target_compile_definitions(axl_slot_append_appended PRIVATE AXL_SLOT_APPEND_TEST)
+add_test(NAME slot_append COMMAND ${CMAKE_COMMAND}
+  -DBASE=$<TARGET_FILE:axl_slot_append_base> -DAPPENDED=$<TARGET_FILE:axl_slot_append_appended>
+  -P ${CMAKE_CURRENT_LIST_DIR}/slot_append_check.cmake)
+set_tests_properties(slot_append PROPERTIES TIMEOUT 60 LABELS "plugins")

@@ -98,24 +98,19 @@ struct Slot {
   size_t offset;
 };
 
-// The slots plugin.h marks REQUIRED in ABI 1.0.
-#define AXL_TEST_SLOT(s) Slot{#s, offsetof(axl_plugin_table, s)}
+// The slots plugin.h's list marks REQUIRED (all of them from 1.0: a slot
+// appended later is optional, docs/abi.md).
 inline const std::vector<Slot>& required_slots_1_0() {
-  static const std::vector<Slot> slots = {
-      AXL_TEST_SLOT(backend_init),       AXL_TEST_SLOT(backend_shutdown),
-      AXL_TEST_SLOT(backend_device_count), AXL_TEST_SLOT(device_get),
-      AXL_TEST_SLOT(device_get_properties), AXL_TEST_SLOT(memory_alloc),
-      AXL_TEST_SLOT(memory_free),        AXL_TEST_SLOT(queue_create),
-      AXL_TEST_SLOT(queue_destroy),      AXL_TEST_SLOT(queue_synchronize),
-      AXL_TEST_SLOT(queue_copy_htod),    AXL_TEST_SLOT(queue_copy_dtoh),
-      AXL_TEST_SLOT(queue_copy_dtod),    AXL_TEST_SLOT(queue_record_event),
-      AXL_TEST_SLOT(queue_wait_event),   AXL_TEST_SLOT(event_create),
-      AXL_TEST_SLOT(event_destroy),      AXL_TEST_SLOT(event_synchronize),
-      AXL_TEST_SLOT(event_query),
-  };
+#define AXL_TEST_SLOT_(name, req, minor, ret, params) \
+  if (AXL_PLUGIN_SLOT_IS_REQUIRED(req)) out.push_back(Slot{#name, offsetof(axl_plugin_table, name)});
+  static const std::vector<Slot> slots = [] {
+    std::vector<Slot> out;
+    AXL_PLUGIN_SLOTS(AXL_TEST_SLOT_)
+    return out;
+  }();
+#undef AXL_TEST_SLOT_
   return slots;
 }
-#undef AXL_TEST_SLOT
 
 // True when the function pointer at `offset` in the table is non-NULL.
 inline bool slot_present(const axl_plugin_table* t, size_t offset) {

@@ -72,6 +72,27 @@ def test_status_names():
             assert _core.status_name(int(s)) == f"AXL_ERROR_{s.name}"
 
 
+def test_every_core_status_has_its_python_class():
+    """Status and the class map come from status.h's list (_core.status_table);
+    a code added there without a class here, or a class for a code the core
+    does not have, fails here."""
+    from axl import _errors
+
+    table = _core.status_table()
+    assert table[0] == (0, "AXL_SUCCESS")
+    assert [v for v, _ in table] == list(range(len(table)))  # append-only, no gaps
+    assert [(int(s), _core.status_name(int(s))) for s in Status] == table
+    core_errors = {name.removeprefix("AXL_ERROR_") for value, name in table if value}
+    assert set(_errors.ERROR_TYPES_BY_NAME) == core_errors
+    for s in Status:
+        if not s:
+            continue
+        cls = _errors.ERROR_TYPES[s]
+        assert issubclass(cls, AxlError)
+        # The docstring names the code the class stands for.
+        assert f"AXL_ERROR_{s.name}" in (cls.__doc__ or ""), cls
+
+
 @needs_virtual
 def test_fault_injection_surfaces_with_backend_and_native_code():
     """The issue's example rule set: the first allocation runs out of memory,

@@ -31,6 +31,7 @@
 
 #include "axl/plugin.h"
 #include "cts.hpp"
+#include "slot_list.hpp"
 
 namespace cts {
 
@@ -39,42 +40,7 @@ namespace {
 constexpr size_t kMaxStructSize = 1u << 16;  // the core's own bound (loader.cpp)
 constexpr int kProbeTimeoutS = 30;
 
-struct SlotDef {
-  const char* name;
-  size_t offset;
-  bool required;
-};
-
-// Every slot of ABI 1.1 in table order; `required` as plugin.h marks them.
-#define CTS_SLOT(s, r) SlotDef{#s, offsetof(axl_plugin_table, s), r}
-const SlotDef kSlots[] = {
-    CTS_SLOT(backend_init, true),           CTS_SLOT(backend_shutdown, true),
-    CTS_SLOT(backend_device_count, true),   CTS_SLOT(backend_set_tracing, false),
-    CTS_SLOT(backend_set_option, false),    CTS_SLOT(device_get, true),
-    CTS_SLOT(device_get_properties, true),  CTS_SLOT(device_get_memory_info, false),
-    CTS_SLOT(device_can_access_peer, false), CTS_SLOT(device_enable_peer_access, false),
-    CTS_SLOT(memory_alloc, true),           CTS_SLOT(memory_free, true),
-    CTS_SLOT(pinned_alloc, false),          CTS_SLOT(pinned_free, false),
-    CTS_SLOT(queue_create, true),           CTS_SLOT(queue_destroy, true),
-    CTS_SLOT(queue_synchronize, true),      CTS_SLOT(queue_copy_htod, true),
-    CTS_SLOT(queue_copy_dtoh, true),        CTS_SLOT(queue_copy_dtod, true),
-    CTS_SLOT(queue_copy_peer, false),       CTS_SLOT(queue_fill, false),
-    CTS_SLOT(queue_record_event, true),     CTS_SLOT(queue_wait_event, true),
-    CTS_SLOT(queue_wait_flag, false),       CTS_SLOT(queue_write_flag, false),
-    CTS_SLOT(queue_enqueue_host_fn, false), CTS_SLOT(queue_get_native_handle, false),
-    CTS_SLOT(queue_launch, false),          CTS_SLOT(event_create, true),
-    CTS_SLOT(event_destroy, true),          CTS_SLOT(event_synchronize, true),
-    CTS_SLOT(event_query, true),            CTS_SLOT(event_elapsed_ms, false),
-    CTS_SLOT(flag_create, false),           CTS_SLOT(flag_destroy, false),
-    CTS_SLOT(flag_get_device_address, false), CTS_SLOT(flag_get_host_address, false),
-    CTS_SLOT(module_load, false),           CTS_SLOT(module_unload, false),
-    CTS_SLOT(module_get_kernel, false),     CTS_SLOT(device_get_test_kernel, false),
-    CTS_SLOT(module_compile, false),  // 1.1
-};
-#undef CTS_SLOT
-static_assert(sizeof(kSlots) / sizeof(kSlots[0]) == 43, "ABI 1.1 has 43 slots");
-// The table size of ABI 1.0 (42 slots), the smallest a 1.x plugin declares.
-constexpr size_t kTableSize10 = offsetof(axl_plugin_table, device_get_test_kernel) + sizeof(void*);
+// The slot list (kSlots) and the 1.0 table size are in slot_list.hpp.
 
 // ----------------------------------------------------------- child side --
 FILE* g_out = nullptr;

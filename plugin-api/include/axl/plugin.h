@@ -278,169 +278,209 @@ typedef void (*axl_host_fn)(void* user_data);
 /* The function table.                                                       */
 /* ------------------------------------------------------------------------ */
 
+/* AXL_PLUGIN_SLOTS_EXTRA(X): slots a build appends after the list without
+ * editing it. Empty unless defined before this header is included; only
+ * tests/plugins/slot_append_test.cpp defines it, to check that everything
+ * generated from the list grows with it. A real new slot goes into the list. */
+#ifndef AXL_PLUGIN_SLOTS_EXTRA
+#define AXL_PLUGIN_SLOTS_EXTRA(X)
+#endif
+
 /* Every slot returns AXL_SUCCESS or an error status. A NULL slot means the
  * backend does not support the operation; the core then answers
  * AXL_ERROR_UNSUPPORTED naming the slot. Slots marked REQUIRED must be
  * non-NULL or the core refuses the plugin. New slots are only ever appended;
- * the core treats slots past struct_size as NULL. */
+ * the core treats slots past struct_size as NULL.
+ *
+ * The slots are listed once, here, as
+ *
+ *   X(name, REQUIRED or OPTIONAL, ABI minor it was added in,
+ *     return type, (parameters))
+ *
+ * in table order, each with its contract in the comment above it. The
+ * struct below is generated from the list, and so are the core's required
+ * check, the conformance suite's probe and the table fill of plugins/common,
+ * so that appending a slot (docs/abi.md, "How to append a slot") is one entry
+ * here. A plugin needs none of this: it fills axl_plugin_table by member
+ * name like any struct. */
+#define AXL_PLUGIN_SLOTS(X)                                                                        \
+  /* -- backend ----------------------------------------------------------- */                     \
+  /* Initialises the driver and starts plugin threads. Called once                                 \
+   * before any device slot (the core serialises it). Returns                                      \
+   * AXL_ERROR_BACKEND_UNAVAILABLE with a report_error explaining why when the                     \
+   * backend cannot run here. */                                                                   \
+  X(backend_init, REQUIRED, 0, axl_status, (void))                                                 \
+  /* Stops threads and releases the driver. Called at most once,                                   \
+   * after init succeeded, never during process exit. */                                           \
+  X(backend_shutdown, REQUIRED, 0, axl_status, (void))                                             \
+  /* Number of devices. Called at discovery, before backend_init:                                  \
+   * must not initialise a driver where a cheaper way to count exists (so                          \
+   * fork() after counting stays safe); such a count may be an estimate.                           \
+   * Called again right after a successful backend_init, where the driver's                        \
+   * own count replaces the earlier one. AXL_ERROR_BACKEND_UNAVAILABLE with                        \
+   * the reason when the backend has no device or cannot run here. */                              \
+  X(backend_device_count, REQUIRED, 0, axl_status, (uint32_t* out_count))                          \
+  /* Turns launch-trace reporting on (1) or off (0). Plugins check the flag                        \
+   * with one relaxed atomic load per enqueue. */                                                  \
+  X(backend_set_tracing, OPTIONAL, 0, axl_status, (uint8_t enabled))                               \
+  /* Plugin-specific option, e.g. ("virtual_device_count", "2"). Unknown keys                      \
+   * answer AXL_ERROR_NOT_FOUND. May be called before backend_init. */                             \
+  X(backend_set_option, OPTIONAL, 0, axl_status, (const char* key, const char* value))             \
+                                                                                                   \
+  /* -- device ------------------------------------------------------------ */                     \
+  /* Device `index` < count. Devices live until backend_shutdown. */                               \
+  X(device_get, REQUIRED, 0, axl_status, (uint32_t index, axl_pdevice* out_device))                \
+  /* Fills *props; props->struct_size is set by the caller and the                                 \
+   * plugin writes only fields inside it. */                                                       \
+  X(device_get_properties, REQUIRED, 0, axl_status,                                                \
+    (axl_pdevice device, axl_device_properties* props))                                            \
+  /* Current free and total device memory, bytes. */                                               \
+  X(device_get_memory_info, OPTIONAL, 0, axl_status,                                               \
+    (axl_pdevice device, uint64_t* out_free, uint64_t* out_total))                                 \
+  /* *out = 1 if `device` can read and write `peer`'s memory directly. Both                        \
+   * are devices of this backend; device == peer answers 0 (MAX's rule). */                        \
+  X(device_can_access_peer, OPTIONAL, 0, axl_status,                                               \
+    (axl_pdevice device, axl_pdevice peer, uint8_t* out))                                          \
+  /* Lets `device` access `peer`'s memory. Idempotent. */                                          \
+  X(device_enable_peer_access, OPTIONAL, 0, axl_status, (axl_pdevice device, axl_pdevice peer))    \
+                                                                                                   \
+  /* -- memory ------------------------------------------------------------ */                     \
+  /* Allocates `bytes` (> 0) of device memory aligned to at least                                  \
+   * 256 bytes. AXL_ERROR_OUT_OF_DEVICE_MEMORY when it cannot. */                                  \
+  X(memory_alloc, REQUIRED, 0, axl_status,                                                         \
+    (axl_pdevice device, uint64_t bytes, axl_devaddr* out_address))                                \
+  /* Frees memory from memory_alloc. The core guarantees no queued                                 \
+   * work still uses it. */                                                                        \
+  X(memory_free, REQUIRED, 0, axl_status, (axl_pdevice device, axl_devaddr address))               \
+  /* Allocates `bytes` of page-locked host memory the device can copy from at                      \
+   * full speed, aligned to at least 64 bytes. */                                                  \
+  X(pinned_alloc, OPTIONAL, 0, axl_status, (axl_pdevice device, uint64_t bytes, void** out_host))  \
+  /* Frees memory from pinned_alloc. */                                                            \
+  X(pinned_free, OPTIONAL, 0, axl_status, (axl_pdevice device, void* host))                        \
+                                                                                                   \
+  /* -- queue ------------------------------------------------------------- */                     \
+  /* An in-order queue; work runs asynchronously to the caller. */                                 \
+  X(queue_create, REQUIRED, 0, axl_status,                                                         \
+    (axl_pdevice device, const axl_queue_desc* desc, axl_pqueue* out_queue))                       \
+  /* Finishes the queue's pending work, then frees it. */                                          \
+  X(queue_destroy, REQUIRED, 0, axl_status, (axl_pqueue queue))                                    \
+  /* Blocks until all work enqueued so far has finished. Returns the                               \
+   * first error an operation on the queue hit since the last synchronize. */                      \
+  X(queue_synchronize, REQUIRED, 0, axl_status, (axl_pqueue queue))                                \
+  /* Enqueue: host memory -> device memory, `bytes` > 0. The host                                  \
+   * memory must stay valid until the copy ran (the core guarantees it). */                        \
+  X(queue_copy_htod, REQUIRED, 0, axl_status,                                                      \
+    (axl_pqueue queue, axl_devaddr dst, const void* src, uint64_t bytes))                          \
+  /* Enqueue: device memory -> host memory. */                                                     \
+  X(queue_copy_dtoh, REQUIRED, 0, axl_status,                                                      \
+    (axl_pqueue queue, void* dst, axl_devaddr src, uint64_t bytes))                                \
+  /* Enqueue: device memory -> device memory on the same device. */                                \
+  X(queue_copy_dtod, REQUIRED, 0, axl_status,                                                      \
+    (axl_pqueue queue, axl_devaddr dst, axl_devaddr src, uint64_t bytes))                          \
+  /* Enqueue: between two devices of this backend. The queue belongs to one                        \
+   * of them. */                                                                                   \
+  X(queue_copy_peer, OPTIONAL, 0, axl_status,                                                      \
+    (axl_pqueue queue, axl_pdevice dst_device, axl_devaddr dst, axl_pdevice src_device,            \
+     axl_devaddr src, uint64_t bytes))                                                             \
+  /* Enqueue: repeat the low `pattern_size` (1, 2 or 4) bytes of `pattern`                         \
+   * over `bytes` bytes at dst; bytes is a multiple of pattern_size. */                            \
+  X(queue_fill, OPTIONAL, 0, axl_status,                                                           \
+    (axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern, uint32_t pattern_size))  \
+  /* Enqueue: the event completes when all earlier work has run. */                                \
+  X(queue_record_event, REQUIRED, 0, axl_status, (axl_pqueue queue, axl_pevent event))             \
+  /* Enqueue: later work waits until `event` (of this backend)                                     \
+   * completes. The host does not block. */                                                        \
+  X(queue_wait_event, REQUIRED, 0, axl_status, (axl_pqueue queue, axl_pevent event))               \
+  /* Enqueue: later work waits until the flag's value is >= `value`. */                            \
+  X(queue_wait_flag, OPTIONAL, 0, axl_status, (axl_pqueue queue, axl_pflag flag, uint64_t value))  \
+  /* Enqueue: the device stores `value` into the flag after earlier work. */                       \
+  X(queue_write_flag, OPTIONAL, 0, axl_status, (axl_pqueue queue, axl_pflag flag, uint64_t value)) \
+  /* Enqueue: fn(user_data) runs on a backend thread after earlier work. */                        \
+  X(queue_enqueue_host_fn, OPTIONAL, 0, axl_status,                                                \
+    (axl_pqueue queue, axl_host_fn fn, void* user_data))                                           \
+  /* The native queue handle (CUstream, hipStream_t, ...) or 0 if none. */                         \
+  X(queue_get_native_handle, OPTIONAL, 0, axl_status, (axl_pqueue queue, uint64_t* out_handle))    \
+  /* Enqueue a kernel launch. args[i].value is read during the call only. */                       \
+  X(queue_launch, OPTIONAL, 0, axl_status,                                                         \
+    (axl_pqueue queue, axl_pkernel kernel, const axl_launch_config* config,                        \
+     const axl_kernel_arg* args, uint32_t num_args))                                               \
+                                                                                                   \
+  /* -- event ------------------------------------------------------------- */                     \
+  /* flags: AXL_EVENT_FLAG_*. */                                                                   \
+  X(event_create, REQUIRED, 0, axl_status,                                                         \
+    (axl_pdevice device, uint32_t flags, axl_pevent* out_event))                                   \
+  /* May be called while a record of the event or a queue's wait on                                \
+   * it is still pending (as cuEventDestroy): the plugin keeps what that                           \
+   * pending work needs alive and frees it when the work is done. */                               \
+  X(event_destroy, REQUIRED, 0, axl_status, (axl_pevent event))                                    \
+  /* Blocks until the last record of the event has completed. */                                   \
+  X(event_synchronize, REQUIRED, 0, axl_status, (axl_pevent event))                                \
+  /* AXL_SUCCESS if complete, AXL_ERROR_NOT_READY if not. */                                       \
+  X(event_query, REQUIRED, 0, axl_status, (axl_pevent event))                                      \
+  /* Milliseconds between two completed, timing-enabled events. The core has                       \
+   * already checked both were recorded, completed and have timing. */                             \
+  X(event_elapsed_ms, OPTIONAL, 0, axl_status, (axl_pevent start, axl_pevent end, float* out_ms))  \
+                                                                                                   \
+  /* -- completion flag --------------------------------------------------- */                     \
+  /* An 8-byte value in host memory the device can read and write; starts 0. */                    \
+  X(flag_create, OPTIONAL, 0, axl_status, (axl_pdevice device, axl_pflag* out_flag))               \
+  /* May be called while a queue's wait on or write to the flag is pending;                        \
+   * the plugin defers the release until that work is done. */                                     \
+  X(flag_destroy, OPTIONAL, 0, axl_status, (axl_pflag flag))                                       \
+  /* Device-visible address of the value. */                                                       \
+  X(flag_get_device_address, OPTIONAL, 0, axl_status, (axl_pflag flag, axl_devaddr* out))          \
+  /* Host-visible address of the value (the core reads and writes it with                          \
+   * atomics: acquire loads, release stores). */                                                   \
+  X(flag_get_host_address, OPTIONAL, 0, axl_status, (axl_pflag flag, uint64_t** out))              \
+                                                                                                   \
+  /* -- module and kernel ------------------------------------------------- */                     \
+  /* Loads a module from desc's bytes or file. */                                                  \
+  X(module_load, OPTIONAL, 0, axl_status,                                                          \
+    (axl_pdevice device, const axl_module_desc* desc, axl_pmodule* out_module))                    \
+  /* May be called while launches of its kernels are pending; the plugin                           \
+   * defers the unload until they ran. */                                                          \
+  X(module_unload, OPTIONAL, 0, axl_status, (axl_pmodule module))                                  \
+  /* AXL_ERROR_NOT_FOUND if the module has no kernel of that name. The kernel                      \
+   * lives as long as its module. */                                                               \
+  X(module_get_kernel, OPTIONAL, 0, axl_status,                                                    \
+    (axl_pmodule module, const char* name, axl_pkernel* out_kernel))                               \
+  /* Test-only: one of AXL_TEST_KERNEL_*, living until backend_shutdown. */                        \
+  X(device_get_test_kernel, OPTIONAL, 0, axl_status,                                               \
+    (axl_pdevice device, int32_t which, axl_pkernel* out_kernel))                                  \
+                                                                                                   \
+  /* -- appended in 1.1 --------------------------------------------------- */                     \
+  /* Compiles desc->source for `device` with the backend's run-time compiler                       \
+   * (NVRTC on cuda) and loads the result as a module, as module_load would.                       \
+   * AXL_ERROR_INVALID_ARGUMENT with the compiler's log in the message when                        \
+   * the program does not compile; AXL_ERROR_UNSUPPORTED for a language the                        \
+   * backend does not compile; AXL_ERROR_BACKEND_UNAVAILABLE naming what was                       \
+   * tried when the compiler library cannot be loaded. */                                          \
+  X(module_compile, OPTIONAL, 1, axl_status,                                                       \
+    (axl_pdevice device, const axl_compile_desc* desc, axl_pmodule* out_module))                   \
+                                                                                                   \
+  /* Appended slots go here: OPTIONAL, with the new minor. */                                      \
+  AXL_PLUGIN_SLOTS_EXTRA(X)
+
+
+/* 1 for a REQUIRED slot, 0 for an OPTIONAL one: AXL_PLUGIN_SLOT_IS_REQUIRED(req)
+ * turns the list's second column into a value. */
+#define AXL_PLUGIN_SLOT_REQUIRED_REQUIRED 1
+#define AXL_PLUGIN_SLOT_REQUIRED_OPTIONAL 0
+#define AXL_PLUGIN_SLOT_IS_REQUIRED(req) AXL_PLUGIN_SLOT_REQUIRED_##req
+
+#define AXL_PLUGIN_SLOT_MEMBER_(name, req, minor, ret, params) ret(*name) params;
 typedef struct axl_plugin_table {
   size_t struct_size; /* sizeof(axl_plugin_table) the plugin was built with */
-
-  /* -- backend ----------------------------------------------------------- */
-  /* REQUIRED. Initialises the driver and starts plugin threads. Called once
-   * before any device slot (the core serialises it). Returns
-   * AXL_ERROR_BACKEND_UNAVAILABLE with a report_error explaining why when the
-   * backend cannot run here. */
-  axl_status (*backend_init)(void);
-  /* REQUIRED. Stops threads and releases the driver. Called at most once,
-   * after init succeeded, never during process exit. */
-  axl_status (*backend_shutdown)(void);
-  /* REQUIRED. Number of devices. Called at discovery, before backend_init:
-   * must not initialise a driver where a cheaper way to count exists (so
-   * fork() after counting stays safe); such a count may be an estimate.
-   * Called again right after a successful backend_init, where the driver's
-   * own count replaces the earlier one. AXL_ERROR_BACKEND_UNAVAILABLE with
-   * the reason when the backend has no device or cannot run here. */
-  axl_status (*backend_device_count)(uint32_t* out_count);
-  /* Turns launch-trace reporting on (1) or off (0). Plugins check the flag
-   * with one relaxed atomic load per enqueue. */
-  axl_status (*backend_set_tracing)(uint8_t enabled);
-  /* Plugin-specific option, e.g. ("virtual_device_count", "2"). Unknown keys
-   * answer AXL_ERROR_NOT_FOUND. May be called before backend_init. */
-  axl_status (*backend_set_option)(const char* key, const char* value);
-
-  /* -- device ------------------------------------------------------------ */
-  /* REQUIRED. Device `index` < count. Devices live until backend_shutdown. */
-  axl_status (*device_get)(uint32_t index, axl_pdevice* out_device);
-  /* REQUIRED. Fills *props; props->struct_size is set by the caller and the
-   * plugin writes only fields inside it. */
-  axl_status (*device_get_properties)(axl_pdevice device,
-                                      axl_device_properties* props);
-  /* Current free and total device memory, bytes. */
-  axl_status (*device_get_memory_info)(axl_pdevice device, uint64_t* out_free,
-                                       uint64_t* out_total);
-  /* *out = 1 if `device` can read and write `peer`'s memory directly. Both
-   * are devices of this backend; device == peer answers 0 (MAX's rule). */
-  axl_status (*device_can_access_peer)(axl_pdevice device, axl_pdevice peer,
-                                       uint8_t* out);
-  /* Lets `device` access `peer`'s memory. Idempotent. */
-  axl_status (*device_enable_peer_access)(axl_pdevice device, axl_pdevice peer);
-
-  /* -- memory ------------------------------------------------------------ */
-  /* REQUIRED. Allocates `bytes` (> 0) of device memory aligned to at least
-   * 256 bytes. AXL_ERROR_OUT_OF_DEVICE_MEMORY when it cannot. */
-  axl_status (*memory_alloc)(axl_pdevice device, uint64_t bytes,
-                             axl_devaddr* out_address);
-  /* REQUIRED. Frees memory from memory_alloc. The core guarantees no queued
-   * work still uses it. */
-  axl_status (*memory_free)(axl_pdevice device, axl_devaddr address);
-  /* Allocates `bytes` of page-locked host memory the device can copy from at
-   * full speed, aligned to at least 64 bytes. */
-  axl_status (*pinned_alloc)(axl_pdevice device, uint64_t bytes, void** out_host);
-  axl_status (*pinned_free)(axl_pdevice device, void* host);
-
-  /* -- queue ------------------------------------------------------------- */
-  /* REQUIRED. An in-order queue; work runs asynchronously to the caller. */
-  axl_status (*queue_create)(axl_pdevice device, const axl_queue_desc* desc,
-                             axl_pqueue* out_queue);
-  /* REQUIRED. Finishes the queue's pending work, then frees it. */
-  axl_status (*queue_destroy)(axl_pqueue queue);
-  /* REQUIRED. Blocks until all work enqueued so far has finished. Returns the
-   * first error an operation on the queue hit since the last synchronize. */
-  axl_status (*queue_synchronize)(axl_pqueue queue);
-  /* REQUIRED. Enqueue: host memory -> device memory, `bytes` > 0. The host
-   * memory must stay valid until the copy ran (the core guarantees it). */
-  axl_status (*queue_copy_htod)(axl_pqueue queue, axl_devaddr dst,
-                                const void* src, uint64_t bytes);
-  /* REQUIRED. Enqueue: device memory -> host memory. */
-  axl_status (*queue_copy_dtoh)(axl_pqueue queue, void* dst, axl_devaddr src,
-                                uint64_t bytes);
-  /* REQUIRED. Enqueue: device memory -> device memory on the same device. */
-  axl_status (*queue_copy_dtod)(axl_pqueue queue, axl_devaddr dst,
-                                axl_devaddr src, uint64_t bytes);
-  /* Enqueue: between two devices of this backend. The queue belongs to one
-   * of them. */
-  axl_status (*queue_copy_peer)(axl_pqueue queue, axl_pdevice dst_device,
-                                axl_devaddr dst, axl_pdevice src_device,
-                                axl_devaddr src, uint64_t bytes);
-  /* Enqueue: repeat the low `pattern_size` (1, 2 or 4) bytes of `pattern`
-   * over `bytes` bytes at dst; bytes is a multiple of pattern_size. */
-  axl_status (*queue_fill)(axl_pqueue queue, axl_devaddr dst, uint64_t bytes,
-                           uint32_t pattern, uint32_t pattern_size);
-  /* REQUIRED. Enqueue: the event completes when all earlier work has run. */
-  axl_status (*queue_record_event)(axl_pqueue queue, axl_pevent event);
-  /* REQUIRED. Enqueue: later work waits until `event` (of this backend)
-   * completes. The host does not block. */
-  axl_status (*queue_wait_event)(axl_pqueue queue, axl_pevent event);
-  /* Enqueue: later work waits until the flag's value is >= `value`. */
-  axl_status (*queue_wait_flag)(axl_pqueue queue, axl_pflag flag,
-                                uint64_t value);
-  /* Enqueue: the device stores `value` into the flag after earlier work. */
-  axl_status (*queue_write_flag)(axl_pqueue queue, axl_pflag flag,
-                                 uint64_t value);
-  /* Enqueue: fn(user_data) runs on a backend thread after earlier work. */
-  axl_status (*queue_enqueue_host_fn)(axl_pqueue queue, axl_host_fn fn,
-                                      void* user_data);
-  /* The native queue handle (CUstream, hipStream_t, ...) or 0 if none. */
-  axl_status (*queue_get_native_handle)(axl_pqueue queue, uint64_t* out_handle);
-  /* Enqueue a kernel launch. args[i].value is read during the call only. */
-  axl_status (*queue_launch)(axl_pqueue queue, axl_pkernel kernel,
-                             const axl_launch_config* config,
-                             const axl_kernel_arg* args, uint32_t num_args);
-
-  /* -- event ------------------------------------------------------------- */
-  /* REQUIRED. flags: AXL_EVENT_FLAG_*. */
-  axl_status (*event_create)(axl_pdevice device, uint32_t flags,
-                             axl_pevent* out_event);
-  /* REQUIRED. May be called while a record of the event or a queue's wait on
-   * it is still pending (as cuEventDestroy): the plugin keeps what that
-   * pending work needs alive and frees it when the work is done. */
-  axl_status (*event_destroy)(axl_pevent event);
-  /* REQUIRED. Blocks until the last record of the event has completed. */
-  axl_status (*event_synchronize)(axl_pevent event);
-  /* REQUIRED. AXL_SUCCESS if complete, AXL_ERROR_NOT_READY if not. */
-  axl_status (*event_query)(axl_pevent event);
-  /* Milliseconds between two completed, timing-enabled events. The core has
-   * already checked both were recorded, completed and have timing. */
-  axl_status (*event_elapsed_ms)(axl_pevent start, axl_pevent end,
-                                 float* out_ms);
-
-  /* -- completion flag --------------------------------------------------- */
-  /* An 8-byte value in host memory the device can read and write; starts 0. */
-  axl_status (*flag_create)(axl_pdevice device, axl_pflag* out_flag);
-  /* May be called while a queue's wait on or write to the flag is pending;
-   * the plugin defers the release until that work is done. */
-  axl_status (*flag_destroy)(axl_pflag flag);
-  /* Device-visible address of the value. */
-  axl_status (*flag_get_device_address)(axl_pflag flag, axl_devaddr* out);
-  /* Host-visible address of the value (the core reads and writes it with
-   * atomics: acquire loads, release stores). */
-  axl_status (*flag_get_host_address)(axl_pflag flag, uint64_t** out);
-
-  /* -- module and kernel ------------------------------------------------- */
-  axl_status (*module_load)(axl_pdevice device, const axl_module_desc* desc,
-                            axl_pmodule* out_module);
-  /* May be called while launches of its kernels are pending; the plugin
-   * defers the unload until they ran. */
-  axl_status (*module_unload)(axl_pmodule module);
-  /* AXL_ERROR_NOT_FOUND if the module has no kernel of that name. The kernel
-   * lives as long as its module. */
-  axl_status (*module_get_kernel)(axl_pmodule module, const char* name,
-                                  axl_pkernel* out_kernel);
-  /* Test-only: one of AXL_TEST_KERNEL_*, living until backend_shutdown. */
-  axl_status (*device_get_test_kernel)(axl_pdevice device, int32_t which,
-                                       axl_pkernel* out_kernel);
-
-  /* -- appended in 1.1 ---------------------------------------------------- */
-  /* Compiles desc->source for `device` with the backend's run-time compiler
-   * (NVRTC on cuda) and loads the result as a module, as module_load would.
-   * AXL_ERROR_INVALID_ARGUMENT with the compiler's log in the message when
-   * the program does not compile; AXL_ERROR_UNSUPPORTED for a language the
-   * backend does not compile; AXL_ERROR_BACKEND_UNAVAILABLE naming what was
-   * tried when the compiler library cannot be loaded. */
-  axl_status (*module_compile)(axl_pdevice device, const axl_compile_desc* desc,
-                               axl_pmodule* out_module);
+  AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_MEMBER_)
 } axl_plugin_table;
+
+/* Number of slots in the list (43 in 1.1). */
+#define AXL_PLUGIN_SLOT_ONE_(name, req, minor, ret, params) +1
+#define AXL_PLUGIN_SLOT_COUNT (0 AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_ONE_))
+/* Slots added in this header's minor or before: all of them, unless a slot
+ * was appended without raising AXL_PLUGIN_ABI_MINOR (asserted below). */
+#define AXL_PLUGIN_SLOT_KNOWN_(name, req, minor, ret, params) +((minor) <= AXL_PLUGIN_ABI_MINOR)
+#define AXL_PLUGIN_SLOT_COUNT_KNOWN_ (0 AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_KNOWN_))
 
 /* ------------------------------------------------------------------------ */
 /* Negotiation.                                                              */
@@ -493,10 +533,15 @@ AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_negotiate_args) == 48, "axl_negotiate_args l
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_negotiate_args, table) == 40, "axl_negotiate_args.table");
 AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_compile_desc) == 40, "axl_compile_desc layout");
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_compile_desc, num_options) == 32, "axl_compile_desc.num_options");
-/* 1.0: struct_size + 42 slots; 1.1 appends module_compile (43). */
-AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, device_get_test_kernel) == 8 + 41 * 8, "axl_plugin_table.device_get_test_kernel");
-AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, module_compile) == 8 + 42 * 8, "axl_plugin_table.module_compile (1.1)");
-AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_plugin_table) == 8 + 43 * 8, "axl_plugin_table layout (1.1)");
+/* The table is struct_size and then one pointer per listed slot, no padding.
+ * The last slot of each minor is pinned: 1.0 ends with slot 42
+ * (device_get_test_kernel, 344 bytes), 1.1 with slot 43 (module_compile,
+ * 352 bytes), so a slot inserted or removed in front of them fails here.
+ * Appending a slot adds its own line. */
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_plugin_table) == 8 + AXL_PLUGIN_SLOT_COUNT * 8, "axl_plugin_table layout: 8 + 8 per slot");
+AXL_PLUGIN_STATIC_ASSERT(AXL_PLUGIN_SLOT_COUNT_KNOWN_ == AXL_PLUGIN_SLOT_COUNT, "a slot's minor is above AXL_PLUGIN_ABI_MINOR: raise the minor with the slot");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, device_get_test_kernel) == 8 + 41 * 8, "axl_plugin_table.device_get_test_kernel (end of 1.0)");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, module_compile) == 8 + 42 * 8, "axl_plugin_table.module_compile (end of 1.1)");
 #endif
 
 #ifdef __cplusplus

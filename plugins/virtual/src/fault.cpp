@@ -18,6 +18,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <iterator>
+#include <string_view>
 
 #include "virtual_backend.hpp"
 
@@ -49,31 +51,49 @@ bool enqueued(FaultOp op) {
   }
 }
 
+// The error codes of status.h's list, by the name the grammar uses (without
+// the AXL_ERROR_ prefix) and by the virtual driver's native name for them
+// (VIRTUAL_ERROR_<name>); AXL_SUCCESS is no fault, so it has neither. Built
+// at compile time: fail() runs on error paths that must not allocate.
 struct StatusName {
   axl_status status;
-  const char* name;         // without the prefix
-  const char* native_name;  // the virtual driver's name for it
+  std::string_view name;
+  std::array<char, 64> native_name;  // NUL-terminated
 };
 
-constexpr StatusName kStatuses[] = {
-    {AXL_ERROR_INVALID_ARGUMENT, "INVALID_ARGUMENT", "VIRTUAL_ERROR_INVALID_ARGUMENT"},
-    {AXL_ERROR_OUT_OF_RANGE, "OUT_OF_RANGE", "VIRTUAL_ERROR_OUT_OF_RANGE"},
-    {AXL_ERROR_NOT_FOUND, "NOT_FOUND", "VIRTUAL_ERROR_NOT_FOUND"},
-    {AXL_ERROR_UNSUPPORTED, "UNSUPPORTED", "VIRTUAL_ERROR_UNSUPPORTED"},
-    {AXL_ERROR_OUT_OF_DEVICE_MEMORY, "OUT_OF_DEVICE_MEMORY", "VIRTUAL_ERROR_OUT_OF_DEVICE_MEMORY"},
-    {AXL_ERROR_OUT_OF_HOST_MEMORY, "OUT_OF_HOST_MEMORY", "VIRTUAL_ERROR_OUT_OF_HOST_MEMORY"},
-    {AXL_ERROR_NOT_READY, "NOT_READY", "VIRTUAL_ERROR_NOT_READY"},
-    {AXL_ERROR_DEVICE_LOST, "DEVICE_LOST", "VIRTUAL_ERROR_DEVICE_LOST"},
-    {AXL_ERROR_BACKEND_UNAVAILABLE, "BACKEND_UNAVAILABLE", "VIRTUAL_ERROR_BACKEND_UNAVAILABLE"},
-    {AXL_ERROR_VERSION_MISMATCH, "VERSION_MISMATCH", "VIRTUAL_ERROR_VERSION_MISMATCH"},
-    {AXL_ERROR_FORKED, "FORKED", "VIRTUAL_ERROR_FORKED"},
-    {AXL_ERROR_HOST_HAZARD, "HOST_HAZARD", "VIRTUAL_ERROR_HOST_HAZARD"},
-    {AXL_ERROR_INTERNAL, "INTERNAL", "VIRTUAL_ERROR_INTERNAL"},
-    {AXL_ERROR_INVALID_HANDLE, "INVALID_HANDLE", "VIRTUAL_ERROR_INVALID_HANDLE"},
-    {AXL_ERROR_INVALID_STATE, "INVALID_STATE", "VIRTUAL_ERROR_INVALID_STATE"},
-    {AXL_ERROR_TIMEOUT, "TIMEOUT", "VIRTUAL_ERROR_TIMEOUT"},
-    {AXL_ERROR_PLUGIN_INVALID, "PLUGIN_INVALID", "VIRTUAL_ERROR_PLUGIN_INVALID"},
+constexpr std::string_view kErrorPrefix = "AXL_ERROR_";
+constexpr std::string_view kNativePrefix = "VIRTUAL_ERROR_";
+
+struct StatusCode {
+  axl_status status;
+  std::string_view name;
 };
+#define AXL_VIRTUAL_STATUS_CODE_(name, value, meaning) StatusCode{name, #name},
+constexpr StatusCode kCodes[] = {AXL_STATUS_CODES(AXL_VIRTUAL_STATUS_CODE_)};
+#undef AXL_VIRTUAL_STATUS_CODE_
+
+constexpr size_t kErrorCount = static_cast<size_t>(
+    std::count_if(std::begin(kCodes), std::end(kCodes),
+                  [](const StatusCode& c) { return c.name.starts_with(kErrorPrefix); }));
+
+constexpr std::array<StatusName, kErrorCount> make_statuses() {
+  std::array<StatusName, kErrorCount> out{};
+  size_t i = 0;
+  for (const StatusCode& c : kCodes) {
+    if (!c.name.starts_with(kErrorPrefix)) continue;
+    StatusName& s = out[i++];
+    s.status = c.status;
+    s.name = c.name.substr(kErrorPrefix.size());
+    size_t n = 0;
+    for (char ch : kNativePrefix) s.native_name[n++] = ch;
+    for (char ch : s.name) s.native_name[n++] = ch;  // out of bounds fails the build
+    s.native_name[n] = '\0';
+  }
+  return out;
+}
+
+constexpr std::array<StatusName, kErrorCount> kStatuses = make_statuses();
+static_assert(kErrorCount + 1 == std::size(kCodes), "every code but AXL_SUCCESS is an AXL_ERROR_");
 
 std::string trim(const std::string& s) {
   const auto a = s.find_first_not_of(" \t\r\n");
@@ -92,7 +112,7 @@ std::string known_operations() {
 
 const char* native_name(axl_status status) noexcept {
   for (const StatusName& s : kStatuses)
-    if (s.status == status) return s.native_name;
+    if (s.status == status) return s.native_name.data();
   return "VIRTUAL_ERROR_UNKNOWN";
 }
 

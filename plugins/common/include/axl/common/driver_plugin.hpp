@@ -45,6 +45,7 @@
 #include "axl/common/driver_library.hpp"
 #include "axl/common/launch_args.hpp"
 #include "axl/common/plugin_support.hpp"
+#include "axl/common/slots.hpp"
 #include "axl/common/trace.hpp"
 #include "axl/plugin.h"
 
@@ -332,62 +333,10 @@ class DriverPlugin {
     return AXL_SUCCESS;
   }
 
-  // ---- table slots: contracts in axl/plugin.h; bodies in driver_plugin_slots.hpp
-  static axl_status backend_init() noexcept;
-  static axl_status backend_shutdown() noexcept;
-  static axl_status backend_device_count(uint32_t* out_count) noexcept;
-  static axl_status backend_set_tracing(uint8_t enabled) noexcept;
-  // No options: refuses every key by name.
-  static axl_status backend_set_option(const char* key, const char* value) noexcept;
-  static axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept;
-  static axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept;
-  static axl_status device_get_memory_info(axl_pdevice device, uint64_t* out_free,
-                                           uint64_t* out_total) noexcept;
-  static axl_status device_can_access_peer(axl_pdevice device, axl_pdevice peer, uint8_t* out) noexcept;
-  static axl_status device_enable_peer_access(axl_pdevice device, axl_pdevice peer) noexcept;
-  static axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept;
-  static axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept;
-  static axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept;
-  static axl_status pinned_free(axl_pdevice device, void* host) noexcept;
-  static axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
-                                 axl_pqueue* out_queue) noexcept;
-  static axl_status queue_destroy(axl_pqueue queue) noexcept;
-  static axl_status queue_synchronize(axl_pqueue queue) noexcept;
-  static axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
-                                    uint64_t bytes) noexcept;
-  static axl_status queue_copy_dtoh(axl_pqueue queue, void* dst, axl_devaddr src, uint64_t bytes) noexcept;
-  static axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
-                                    uint64_t bytes) noexcept;
-  static axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice dst_device, axl_devaddr dst,
-                                    axl_pdevice src_device, axl_devaddr src, uint64_t bytes) noexcept;
-  static axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern,
-                               uint32_t pattern_size) noexcept;
-  static axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept;
-  static axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept;
-  static axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
-  static axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept;
-  static axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept;
-  static axl_status queue_get_native_handle(axl_pqueue queue, uint64_t* out_handle) noexcept;
-  static axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_config* config,
-                                 const axl_kernel_arg* args, uint32_t num_args) noexcept;
-  static axl_status event_create(axl_pdevice device, uint32_t flags, axl_pevent* out_event) noexcept;
-  static axl_status event_destroy(axl_pevent event) noexcept;
-  static axl_status event_synchronize(axl_pevent event) noexcept;
-  static axl_status event_query(axl_pevent event) noexcept;
-  static axl_status event_elapsed_ms(axl_pevent start, axl_pevent end, float* out_ms) noexcept;
-  static axl_status flag_create(axl_pdevice device, axl_pflag* out_flag) noexcept;
-  static axl_status flag_destroy(axl_pflag flag) noexcept;
-  static axl_status flag_get_device_address(axl_pflag flag, axl_devaddr* out) noexcept;
-  static axl_status flag_get_host_address(axl_pflag flag, uint64_t** out) noexcept;
-  static axl_status module_load(axl_pdevice device, const axl_module_desc* desc,
-                                axl_pmodule* out_module) noexcept;
-  static axl_status module_unload(axl_pmodule module) noexcept;
-  static axl_status module_get_kernel(axl_pmodule module, const char* name,
-                                      axl_pkernel* out_kernel) noexcept;
-  static axl_status device_get_test_kernel(axl_pdevice device, int32_t which,
-                                           axl_pkernel* out_kernel) noexcept;
-  static axl_status module_compile(axl_pdevice device, const axl_compile_desc* desc,
-                                   axl_pmodule* out_module) noexcept;
+  // ---- table slots: every slot of plugin.h's list, with its signature
+  // (contracts in axl/plugin.h; bodies in driver_plugin_slots.hpp).
+  // backend_set_option has no options: it refuses every key by name.
+  AXL_DECLARE_PLUGIN_STATIC_SLOTS()
 
   // The plugin table with every slot above (module_compile NULL when the
   // backend has no run-time compiler).
