@@ -309,7 +309,9 @@ struct Queue : Object {
   }
 };
 
-axl_status queue_create_internal(Device* d, bool is_default, Queue** out);
+// max_pending: the queue's bound (axl_queue_options.max_pending); 0 takes
+// AXL_QUEUE_MAX_PENDING, else the backend's default.
+axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32_t max_pending = 0);
 // Later work on `waiter` waits for everything enqueued on `signaler` so far,
 // across backends if need be.
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler);

@@ -39,7 +39,7 @@ void wait_at_least(const uint64_t* value, uint64_t target) noexcept {
 }
 
 axl_status Flag::enqueue_wait(WorkQueue& queue, uint64_t value) {
-  return queue.enqueue(OpInfo{OpKind::kFlagWait, 0},
+  return queue.enqueue(OpInfo{OpKind::kFlagWait, 0, value, &value_},
                        [self = Ref<Flag>(this), value] { self->wait_at_least(value); });
 }
 
