@@ -294,12 +294,21 @@ struct Queue : Object {
   // Serialises enqueues: plugins may assume one submitting thread per queue.
   // A spinlock, not a std::mutex: it is held only for one enqueue slot (tens
   // of ns), is almost never contended, and an inline atomic exchange is a
-  // measurable part of the enqueue cost (benchmarks/bench_enqueue).
+  // measurable part of the enqueue cost (benchmarks/bench_enqueue). Held
+  // for long only while the plugin blocks on a full queue (waiting for
+  // room), so a contender yields a while, then sleeps instead of spinning.
   std::atomic<bool> submit_busy{false};
   template <typename F>
   axl_status submit(F&& f) {
+    int spins = 0;
     while (submit_busy.exchange(true, std::memory_order_acquire)) {
-      while (submit_busy.load(std::memory_order_relaxed)) std::this_thread::yield();
+      while (submit_busy.load(std::memory_order_relaxed)) {
+        if (++spins < 64) {
+          std::this_thread::yield();
+        } else {
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+      }
     }
     struct Unlock {
       std::atomic<bool>& b;
