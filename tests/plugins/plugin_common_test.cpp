@@ -309,7 +309,11 @@ TEST_CASE("WorkQueue: a full queue behind a flag wait only this thread could wri
   CHECK(m.find(address) != std::string::npos);
   CHECK(m.find("write the flag from another thread or enqueue fewer operations before it") !=
         std::string::npos);
-  // Nothing half-enqueued: the refused closure is gone, the rest runs once
+  // Still stuck behind the same wait: the next full enqueue fails at once.
+  const auto t1 = Clock::now();
+  CHECK(q.enqueue({}, [keep = refused] {}) == AXL_ERROR_TIMEOUT);
+  CHECK(Clock::now() - t1 < 150ms);
+  // Nothing half-enqueued: the refused closures are gone, the rest runs once
   // the flag is written.
   CHECK(refused.use_count() == 1 + accepted);
   flag->store(1);

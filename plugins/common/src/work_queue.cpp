@@ -184,6 +184,10 @@ axl_status WorkQueue::wait_for_room_locked(std::unique_lock<std::mutex>& lk) {
   const uint32_t batch = std::max<uint32_t>(1, capacity_ / 4);
   uint64_t seen = completed_seen_;
   Clock::time_point since = Clock::now();  // when completed_ last moved
+  // Already found stuck behind this very flag wait: fail at once, so a
+  // caller that enqueues several operations for one call (the core records
+  // an event before a copy) does not wait out the timeout for each.
+  if (bounded && stuck_at_ == seen && flag_wait_seq_ == seen + 1) since -= timeout;
   while (looks_full_locked()) {
     if (stopping_) return refuse_stopped();
     // Full means enqueued - completed >= capacity, so this cannot wrap.
@@ -214,6 +218,7 @@ axl_status WorkQueue::wait_for_room_locked(std::unique_lock<std::mutex>& lk) {
                     enqueued_.load(std::memory_order_relaxed) - seen, capacity_,
                     options_.full_timeout_ms, w.wait_address, w.wait_value);
       t_refusal = text;
+      stuck_at_ = seen;
       return AXL_ERROR_TIMEOUT;
     }
   }

@@ -252,6 +252,9 @@ class WorkQueue {
   // tell whether the operation holding the queue up is such a wait.
   uint64_t flag_wait_seq_ = 0;
   OpInfo flag_wait_info_;
+  // completed_ when an enqueue last timed out behind a flag wait (guarded by
+  // mu_); while it has not moved since, later full enqueues fail at once.
+  uint64_t stuck_at_ = UINT64_MAX;
   // Counted, not compared by slot position, so synchronize can wait for "the
   // n-th operation" even while later ones keep arriving.
   //
