@@ -94,6 +94,15 @@ axl_status WorkQueue::refuse_stopped() noexcept {
   return AXL_ERROR_INVALID_STATE;
 }
 
+void WorkQueue::note_flag_wait(const void* address, uint64_t value) {
+  // On the worker, inside operation number completed_ (not yet counted).
+  const uint64_t running = completed_.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lk(mu_);
+  flag_wait_seq_ = running + 1;
+  flag_wait_address_ = address;
+  flag_wait_value_ = value;
+}
+
 uint64_t WorkQueue::chunks_allocated() const {
   std::lock_guard<std::mutex> lk(mu_);
   return chunks_allocated_;
@@ -206,7 +215,6 @@ axl_status WorkQueue::wait_for_room_locked(std::unique_lock<std::mutex>& lk) {
     if (bounded && now - since >= timeout && flag_wait_seq_ == seen + 1) {
       // The flag's current value is not read: the wait may end and the flag
       // go away at any moment (the worker does not take mu_ for that).
-      const OpInfo& w = flag_wait_info_;
       char text[512];
       std::snprintf(text, sizeof text,
                     "the queue is full (%" PRIu64 " operations pending, at most %" PRIu32
@@ -216,7 +224,7 @@ axl_status WorkQueue::wait_for_room_locked(std::unique_lock<std::mutex>& lk) {
                     "thread or enqueue fewer operations before it (AXL_QUEUE_FULL_TIMEOUT_MS "
                     "sets how long a full queue waits)",
                     enqueued_.load(std::memory_order_relaxed) - seen, capacity_,
-                    options_.full_timeout_ms, w.wait_address, w.wait_value);
+                    options_.full_timeout_ms, flag_wait_address_, flag_wait_value_);
       t_refusal = text;
       stuck_at_ = seen;
       return AXL_ERROR_TIMEOUT;
@@ -314,15 +322,8 @@ void WorkQueue::worker_main() {
           delete old;
         }
       }
-      Slot& slot = head_chunk_->slots[head_index_];
-      if (slot.info.kind == OpKind::kFlagWait) {
-        // A blocked enqueue needs to know what holds the queue up.
-        std::lock_guard<std::mutex> lk(mu_);
-        flag_wait_seq_ = done + 1;
-        flag_wait_info_ = slot.info;
-      }
       std::string message;
-      const axl_status status = run_one(slot, message);
+      const axl_status status = run_one(head_chunk_->slots[head_index_], message);
       ++head_index_;
       if (status != AXL_SUCCESS) {
         std::lock_guard<std::mutex> lk(mu_);

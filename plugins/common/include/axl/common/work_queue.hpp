@@ -39,15 +39,12 @@ enum class OpKind : uint32_t {
   kFlagWrite,
 };
 
-// Per-operation facts the cost hook prices and a blocked enqueue reports.
+// Per-operation facts the cost hook prices. 16 bytes, written into every
+// slot: what a flag wait awaits is reported by the wait itself instead
+// (WorkQueue::note_flag_wait).
 struct OpInfo {
   OpKind kind = OpKind::kOther;
   uint64_t bytes = 0;  // bytes moved or filled; 0 where it does not apply
-  // kFlagWait: the value awaited and the address of the awaited 8-byte
-  // value (what the application knows the flag by), named when a full queue
-  // is found stuck behind the wait. 0 / NULL for other kinds.
-  uint64_t wait_value = 0;
-  const void* wait_address = nullptr;
 };
 
 // Simulated device time of one operation in nanoseconds (0: none). Runs on
@@ -127,6 +124,13 @@ class WorkQueue {
   // Why the calling thread's latest refused enqueue (on any queue) was
   // refused, as one sentence for an error message.
   static const std::string& refusal_message() noexcept;
+
+  // Called by an operation, on the worker, as it starts waiting for the
+  // 8-byte value at `address` (a completion flag, as the application knows
+  // it) to reach `value`: a full queue stuck behind that wait fails blocked
+  // enqueues naming both (Options::full_timeout_ms). Only waits that report
+  // themselves count, so no other operation pays for the check.
+  void note_flag_wait(const void* address, uint64_t value);
 
   // The bound this queue was created with (Options::capacity resolved).
   uint32_t capacity() const noexcept { return capacity_; }
@@ -227,7 +231,6 @@ class WorkQueue {
   static constexpr uint64_t kNoWaiter = UINT64_MAX;  // wake_at_ when none waits
 
   Options options_;
-  const uint32_t capacity_;  // options_.capacity resolved
 
   // Producer side. Enqueues touch only this cache line (plus the slot).
   alignas(64) mutable std::mutex mu_;
@@ -247,11 +250,14 @@ class WorkQueue {
   // the queue looks full by it, so an enqueue reads no line the worker
   // writes.
   uint64_t completed_seen_ = 0;
+  const uint32_t capacity_;  // options_.capacity resolved
   // The latest flag wait the worker started (guarded by mu_): its operation
-  // number plus one (0: none yet) and its facts, so a blocked enqueue can
-  // tell whether the operation holding the queue up is such a wait.
+  // number plus one (0: none yet), the flag's address and the value awaited,
+  // so a blocked enqueue can tell whether the operation holding the queue up
+  // is such a wait.
   uint64_t flag_wait_seq_ = 0;
-  OpInfo flag_wait_info_;
+  const void* flag_wait_address_ = nullptr;
+  uint64_t flag_wait_value_ = 0;
   // completed_ when an enqueue last timed out behind a flag wait (guarded by
   // mu_); while it has not moved since, later full enqueues fail at once.
   uint64_t stuck_at_ = UINT64_MAX;
