@@ -72,8 +72,9 @@ class WorkQueue {
     // outruns the worker pays one wake-up per batch, not one per operation.
     uint32_t capacity = 0;
     // How long an enqueue blocked on a full queue waits while the worker
-    // finishes nothing and runs a completion-flag wait (OpKind::kFlagWait)
-    // before it gives up with AXL_ERROR_TIMEOUT: the flag may be one only the
+    // finishes nothing and runs a completion-flag wait (one that reported
+    // itself with note_flag_wait, as Flag::enqueue_wait's does) before it
+    // gives up with AXL_ERROR_TIMEOUT: the flag may be one only the
     // blocked thread would write. Behind any other operation (a long kernel)
     // it waits for as long as it takes. kNoFullTimeout: never give up.
     uint32_t full_timeout_ms = kDefaultFullTimeoutMs;
