@@ -13,8 +13,12 @@ namespace axl::core {
 namespace {
 
 // When no event can mark the stamped work, waiting for its whole queue is
-// slower but still exact (it includes everything stamped).
-axl_status synchronize_instead(Queue* q) {
+// slower but still exact (it includes everything stamped). Not when the
+// record failed with AXL_ERROR_TIMEOUT: the queue is full and stuck behind a
+// flag wait (a bounded queue), so that wait would never end; the failure is
+// returned instead.
+axl_status synchronize_instead(Queue* q, axl_status why) {
+  if (why == AXL_ERROR_TIMEOUT) return why;
   logf(AXL_LOG_WARN, "hazard tracking: no completion could be recorded (%s); synchronizing the queue",
        axl_last_error_message());
   return AXL_CALL(q->device->backend, queue_synchronize, q->pq);
@@ -85,10 +89,10 @@ axl_status Completion::wait() {
     return fail_from(AXL_ERROR_HOST_HAZARD, failure, failure.message);
   }
   if (ready.load(std::memory_order_acquire)) return AXL_SUCCESS;
-  if (link && ensure_recorded() != AXL_SUCCESS) {
+  if (axl_status why = link ? ensure_recorded() : AXL_SUCCESS) {
     std::lock_guard<std::mutex> ll(link->mu);
     if (Queue* q = link->queue)
-      if (axl_status s = synchronize_instead(q)) return s;
+      if (axl_status s = synchronize_instead(q, why)) return s;
     ready.store(true, std::memory_order_release);
     return poisoned.load(std::memory_order_acquire) ? wait() : AXL_SUCCESS;
   }
@@ -153,10 +157,19 @@ void close_open_completion(Queue* q) {
     if (!c) return;
     retain(c);
   }
-  if (c->ensure_recorded() != AXL_SUCCESS) {
+  if (axl_status s = c->ensure_recorded()) {
+    if (s == AXL_ERROR_TIMEOUT) {
+      // The queue is full and stuck behind a flag wait (a bounded queue):
+      // synchronizing would hang. The completion stays unrecorded, so a host
+      // wait on its stamps records it later (covering later work too: no
+      // longer exact, but never early). The caller's own enqueue fails the
+      // same way, at once (WorkQueue).
+      release(c);
+      return;
+    }
     // Without its event the stamps would be waited for by a record made
     // after the gate; waiting here keeps host waits exact (and rare).
-    synchronize_instead(q);
+    synchronize_instead(q, s);
     c->ready.store(true, std::memory_order_release);
     std::lock_guard<std::mutex> lk(q->open_mu);
     if (q->open.load() == c) {
@@ -265,10 +278,16 @@ void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t
     c->poison(last_error_origin());
   } else if (lazy) {
     c = open_completion(q);
-  } else if (completion_record(q, &c) != AXL_SUCCESS) {
-    // Without a marker the record would point at an older writer.
-    synchronize_instead(q);
-    return;
+  } else if (axl_status rs = completion_record(q, &c)) {
+    if (rs == AXL_ERROR_TIMEOUT) {
+      // Full and stuck (synchronize_instead): the open completion, recorded
+      // when a host wait needs it, marks this op and maybe later ones.
+      c = open_completion(q);
+    } else {
+      // Without a marker the record would point at an older writer.
+      synchronize_instead(q, rs);
+      return;
+    }
   }
   for (size_t i = 0; i < nw; ++i)
     if (writes[i]) stamp(writes[i], c, AXL_ACCESS_WRITE);

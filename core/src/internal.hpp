@@ -382,7 +382,9 @@ struct Queue : Object {
   // Serialises enqueues: plugins may assume one submitting thread per queue.
   // A spinlock, not a std::mutex: it is held only for one enqueue slot (tens
   // of ns), is almost never contended, and an inline atomic exchange is a
-  // measurable part of the enqueue cost (benchmarks/bench_enqueue).
+  // measurable part of the enqueue cost (benchmarks/bench_enqueue). Held
+  // for long only while the plugin blocks on a full queue (waiting for
+  // room), so a contender yields a while, then sleeps instead of spinning.
   std::atomic<bool> submit_busy{false};
   // What the exit drain reports of a queue it abandons (exit.cpp):
   // submissions so far, and how many of them a synchronize had seen
@@ -398,8 +400,15 @@ struct Queue : Object {
   uint64_t gate_seq = 0;
   template <typename F>
   axl_status submit(F&& f) {
+    int spins = 0;
     while (submit_busy.exchange(true, std::memory_order_acquire)) {
-      while (submit_busy.load(std::memory_order_relaxed)) std::this_thread::yield();
+      while (submit_busy.load(std::memory_order_relaxed)) {
+        if (++spins < 64) {
+          std::this_thread::yield();
+        } else {
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+      }
     }
     struct Unlock {
       std::atomic<bool>& b;
@@ -433,7 +442,9 @@ bool drain_queue_for_exit(Queue* q);
 // exit deadline, so work that can still run does, and reports the rest.
 void drain_live_queues_for_exit();
 
-axl_status queue_create_internal(Device* d, bool is_default, Queue** out);
+// max_pending: the queue's bound (axl_queue_options.max_pending); 0 takes
+// AXL_QUEUE_MAX_PENDING, else the backend's default.
+axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32_t max_pending = 0);
 // Later work on `waiter` waits for everything enqueued on `signaler` so far,
 // across backends if need be.
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler);

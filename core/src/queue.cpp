@@ -1,9 +1,13 @@
 // Queues: creation, synchronisation, copies between any two buffers, fills,
 // cross-queue and cross-backend waits, host callbacks, kernel launch.
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "internal.hpp"
+
+static_assert(sizeof(axl_queue_options) == 16, "axl_queue_options is ABI (1.2)");
 
 namespace axl::core {
 
@@ -33,7 +37,29 @@ Queue::~Queue() {
 
 axl_status queue_usable(Queue* q) { return q->device->backend->ensure_ready(); }
 
-axl_status queue_create_internal(Device* d, bool is_default, Queue** out) {
+namespace {
+
+// An integer in [min, max] from environment variable `name`, or `fallback`
+// when it is unset or empty; an invalid value is logged and ignored. Read at
+// every queue creation, which is rare, so a test may change it in-process.
+uint32_t env_u32(const char* name, uint32_t min, uint32_t max, uint32_t fallback,
+                 const char* expected) {
+  const char* v = env(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long n = strtoull(v, &end, 10);
+  // strtoull accepts a sign; a count never has one.
+  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n < min || n > max) {
+    logf(AXL_LOG_WARN, "%s='%s' is not %s; using the default", name, v, expected);
+    return fallback;
+  }
+  return static_cast<uint32_t>(n);
+}
+
+}  // namespace
+
+axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32_t max_pending) {
   auto q = std::make_unique<Queue>();
   q->device = d;
   q->is_default = is_default;
@@ -41,6 +67,17 @@ axl_status queue_create_internal(Device* d, bool is_default, Queue** out) {
   axl_queue_desc desc{};
   desc.struct_size = sizeof desc;
   desc.trace_id = q->trace_id;
+  // 0 in either field leaves the plugin's default (plugin.h).
+  desc.max_pending = max_pending != 0
+                         ? max_pending
+                         : env_u32("AXL_QUEUE_MAX_PENDING", 1, UINT32_MAX, 0,
+                                   "an integer from 1 to 4294967295");
+  // 0 in the variable means no limit, which the desc spells NEVER.
+  const uint32_t timeout = env_u32("AXL_QUEUE_FULL_TIMEOUT_MS", 0, UINT32_MAX - 1, UINT32_MAX,
+                                   "an integer from 0 (no limit) to 4294967294 milliseconds");
+  desc.full_timeout_ms = timeout == UINT32_MAX ? 0
+                         : timeout == 0        ? AXL_QUEUE_FULL_TIMEOUT_NEVER
+                                               : timeout;
   axl_pqueue pq = nullptr;
   if (axl_status s = AXL_CALL(d->backend, queue_create, d->pdev, &desc, &pq)) {
     q->device = nullptr;  // nothing to undo
@@ -331,6 +368,34 @@ AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags, axl_que
     if (axl_status s = device_usable(d)) return s;
     Queue* q = nullptr;
     if (axl_status s = queue_create_internal(d, false, &q)) return s;
+    *out = to_handle<axl_queue_t>(q);
+    return AXL_SUCCESS;
+  });
+}
+
+AXL_API axl_status axl_queue_create_with_options(axl_device_t device,
+                                                 const axl_queue_options* options,
+                                                 axl_queue_t* out) {
+  return guard([&]() -> axl_status {
+    Device* d = as<Device>(device, Kind::device, "device");
+    if (!d) return AXL_ERROR_INVALID_HANDLE;
+    if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_create_with_options: out_queue is NULL");
+    if (!options) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_create_with_options: options is NULL");
+    // Through max_pending, the first version's last field; a larger size is
+    // a newer caller's, whose extra fields this core does not know.
+    constexpr size_t kMinSize = offsetof(axl_queue_options, max_pending) + sizeof options->max_pending;
+    if (options->struct_size < kMinSize)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  "axl_queue_create_with_options: options->struct_size is %zu; expected at least %zu "
+                  "(sizeof(axl_queue_options))",
+                  options->struct_size, kMinSize);
+    if (options->flags != 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  "axl_queue_create_with_options: options->flags 0x%x; expected 0 (no flags are defined)",
+                  options->flags);
+    if (axl_status s = device_usable(d)) return s;
+    Queue* q = nullptr;
+    if (axl_status s = queue_create_internal(d, false, &q, options->max_pending)) return s;
     *out = to_handle<axl_queue_t>(q);
     return AXL_SUCCESS;
   });

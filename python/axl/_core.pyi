@@ -64,7 +64,8 @@ class DeviceHandle:
 class DeviceQueue:
     """An in-order queue of work on one device (MAX: max.driver.DeviceQueue)."""
 
-    def __init__(self, device: Device) -> None: ...
+    def __init__(self, device: Device, max_pending: int | None = None) -> None:
+        """max_pending: most unfinished operations at once (None: the default); a full queue blocks."""
     def synchronize(self) -> None:
         """Blocks (GIL released) until all enqueued work ran; raises the first failure."""
     @overload

@@ -195,21 +195,51 @@ CUDA only).
   py::class_<QueueObj> queue(m, "DeviceQueue", R"doc(
 An in-order queue of work on one device (MAX: ``max.driver.DeviceQueue``).
 
-``DeviceQueue(device)`` makes a new queue; several queues of one device may
-run concurrently. ``device.default_queue`` is the queue created with the
-device. Work is enqueued by ``launch``, ``record_event``, ``wait_for``,
-``wait_for_host_value`` and ``enqueue_host_func`` and runs in order.
+``DeviceQueue(device, max_pending=None)`` makes a new queue; several queues
+of one device may run concurrently. ``device.default_queue`` is the queue
+created with the device. Work is enqueued by ``launch``, ``record_event``,
+``wait_for``, ``wait_for_host_value``, ``enqueue_host_func`` and copies, and
+runs in order.
+
+A queue holds at most ``max_pending`` operations that have not finished (an
+axl extension; ``None``: ``AXL_QUEUE_MAX_PENDING`` if set, else the backend's
+default, 4096 on cpu and virtual; cuda, hip and level_zero keep their
+driver's own bound). Enqueueing on a full queue blocks, without the GIL,
+until the queue has made room. If the queue makes no progress for
+``AXL_QUEUE_FULL_TIMEOUT_MS`` (default 10000; 0: never) because its oldest
+operation is a ``wait_for_host_value`` that only the blocked thread could
+satisfy, the enqueue raises ``AxlTimeoutError`` (a RuntimeError) naming the
+flag and the value, and enqueues nothing.
 )doc");
   queue
-      .def(py::init([](py::handle device) {
+      .def(py::init([](py::handle device, py::handle max_pending) {
+             // Checked before anything is created, so a bad value leaks nothing.
+             uint32_t bound = 0;  // 0: the default (axl_queue_options)
+             if (!max_pending.is_none()) {
+               if (PyBool_Check(max_pending.ptr()) || !PyLong_Check(max_pending.ptr()))
+                 throw py::type_error("DeviceQueue: max_pending must be an int > 0 or None, got " +
+                                      std::string(py::repr(max_pending)) + " (" +
+                                      std::string(py::str(py::type::handle_of(max_pending).attr("__name__"))) +
+                                      ")");
+               int overflow = 0;
+               const long long v = PyLong_AsLongLongAndOverflow(max_pending.ptr(), &overflow);
+               if (overflow != 0 || v < 1 || v > static_cast<long long>(UINT32_MAX))
+                 throw py::value_error("DeviceQueue: max_pending must be from 1 to 4294967295, got " +
+                                       std::string(py::repr(max_pending)));
+               bound = static_cast<uint32_t>(v);
+             }
              auto obj = std::make_unique<QueueObj>();
              obj->device = device_of(device);
+             axl_queue_options o{};
+             o.struct_size = sizeof o;
+             o.max_pending = bound;
              axl_queue_t q = nullptr;
-             check(axl_queue_create(obj->device, 0, &q));
+             check(axl_queue_create_with_options(obj->device, &o, &q));
              obj->queue = axl::Queue(q);
              return obj;
            }),
-           py::arg("device"), "A new in-order queue on ``device``.")
+           py::arg("device"), py::arg("max_pending") = py::none(),
+           "A new in-order queue on ``device`` holding at most ``max_pending`` unfinished operations.")
       .def(
           "synchronize",
           [](QueueObj& self) {

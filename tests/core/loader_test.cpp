@@ -64,7 +64,7 @@ const std::vector<Broken> kBroken = {
     // The core cannot know the plugin's major (negotiate returns no number
     // on a mismatch), so it states its own.
     {"wrong_major", "SKIPPED", "AXL_ERROR_VERSION_MISMATCH",
-     {"AXL_ERROR_VERSION_MISMATCH", "core ABI is 1.1"}},
+     {"AXL_ERROR_VERSION_MISMATCH", "core ABI is 1.2"}},
     {"missing_slot", "SKIPPED", "AXL_ERROR_PLUGIN_INVALID",
      {"lacks required slots", "queue_create", "memory_alloc"}},
     {"size_zero", "SKIPPED", "AXL_ERROR_PLUGIN_INVALID",

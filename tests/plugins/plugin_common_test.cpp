@@ -12,6 +12,9 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -232,4 +235,184 @@ TEST_CASE("WorkQueue: enqueue cost", "[.bench]") {
   WARN("direct call " << direct_ns << " ns/op; enqueue " << enqueue_ns
                       << " ns/op; enqueue+run (synchronized) " << total_ns << " ns/op");
   CHECK(sink.load() == 2ull * kOps);
+}
+
+// ---- bounded queues: backpressure (issue 15) --------------------------------
+
+TEST_CASE("WorkQueue: a full queue blocks the enqueue until the worker makes room",
+          "[common][bounded]") {
+  WorkQueue::Options opt;
+  opt.capacity = 8;
+  WorkQueue q(opt);
+  CHECK(q.capacity() == 8);
+  std::atomic<bool> open{false};
+  std::atomic<uint64_t> completed{0};
+  REQUIRE(q.enqueue({}, [&] {
+    while (!open.load()) std::this_thread::yield();
+    completed++;
+  }) == AXL_SUCCESS);
+  constexpr uint64_t kOps = 200;
+  std::atomic<uint64_t> returned{1};  // the gate
+  std::atomic<uint64_t> worst{0};     // most pending seen right after an enqueue
+  std::thread producer([&] {
+    for (uint64_t i = 1; i < kOps; ++i) {
+      REQUIRE(q.enqueue({}, [&] { completed++; }) == AXL_SUCCESS);
+      const uint64_t n = returned.fetch_add(1) + 1;
+      // `completed` counts an op before the queue does, so this can only
+      // understate what the queue holds.
+      const uint64_t pending = n - completed.load();
+      uint64_t w = worst.load();
+      while (pending > w && !worst.compare_exchange_weak(w, pending)) {
+      }
+    }
+  });
+  // Gated: the producer stops at 8 pending (the gate and 7 more).
+  std::this_thread::sleep_for(100ms);
+  CHECK(returned.load() == 8);
+  open = true;
+  producer.join();
+  CHECK(q.synchronize().status == AXL_SUCCESS);
+  CHECK(completed.load() == kOps);
+  CHECK(returned.load() == kOps);
+  CHECK(worst.load() <= 8);
+}
+
+TEST_CASE("WorkQueue: a full queue behind a flag wait only this thread could write times out",
+          "[common][bounded]") {
+  WorkQueue::Options opt;
+  opt.capacity = 8;
+  opt.full_timeout_ms = 200;
+  WorkQueue q(opt);
+  Ref<Flag> flag = make_ref<Flag>();
+  REQUIRE(flag->enqueue_wait(q, 1) == AXL_SUCCESS);
+  std::atomic<int> ran{0};
+  auto refused = std::make_shared<int>(0);
+  int accepted = 0;
+  axl_status s = AXL_SUCCESS;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 1000 && s == AXL_SUCCESS; ++i) {
+    s = q.enqueue({}, [&ran, keep = refused] { ran++; });
+    if (s == AXL_SUCCESS) ++accepted;
+  }
+  const auto waited = Clock::now() - t0;
+  CHECK(s == AXL_ERROR_TIMEOUT);
+  CHECK(accepted == 7);  // the flag wait plus 7 fill the queue
+  CHECK(waited >= 200ms);
+  CHECK(waited < 5s);  // bounded: 1.25 timeouts plus scheduling
+  const std::string& m = WorkQueue::refusal_message();
+  INFO(m);
+  CHECK(m.find("full (8 operations pending") != std::string::npos);
+  CHECK(m.find("waits for the completion flag at ") != std::string::npos);
+  CHECK(m.find("to reach 1") != std::string::npos);
+  char address[32];
+  std::snprintf(address, sizeof address, "%p", static_cast<void*>(flag->host_address()));
+  CHECK(m.find(address) != std::string::npos);
+  CHECK(m.find("write the flag from another thread or enqueue fewer operations before it") !=
+        std::string::npos);
+  // Still stuck behind the same wait: the next full enqueue fails at once.
+  const auto t1 = Clock::now();
+  CHECK(q.enqueue({}, [keep = refused] {}) == AXL_ERROR_TIMEOUT);
+  CHECK(Clock::now() - t1 < 150ms);
+  // Nothing half-enqueued: the refused closures are gone, the rest runs once
+  // the flag is written.
+  CHECK(refused.use_count() == 1 + accepted);
+  flag->store(1);
+  CHECK(q.synchronize().status == AXL_SUCCESS);
+  CHECK(ran.load() == accepted);
+  CHECK(refused.use_count() == 1);
+  CHECK(q.enqueue({}, [] {}) == AXL_SUCCESS);  // usable again
+}
+
+TEST_CASE("WorkQueue: a full queue behind a slow but progressing op keeps waiting",
+          "[common][bounded]") {
+  WorkQueue::Options opt;
+  opt.capacity = 2;
+  opt.full_timeout_ms = 20;
+  WorkQueue q(opt);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 6; ++i) {
+    // Each op alone outlasts the timeout; it is not a flag wait.
+    REQUIRE(q.enqueue({}, [&] {
+      std::this_thread::sleep_for(60ms);
+      ran++;
+    }) == AXL_SUCCESS);
+  }
+  // A flag wait that is written in time is no deadlock either.
+  Ref<Flag> flag = make_ref<Flag>();
+  REQUIRE(flag->enqueue_wait(q, 1) == AXL_SUCCESS);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(10ms);
+    flag->store(1);
+  });
+  for (int i = 0; i < 4; ++i) REQUIRE(q.enqueue({}, [&] { ran++; }) == AXL_SUCCESS);
+  writer.join();
+  CHECK(q.synchronize().status == AXL_SUCCESS);
+  CHECK(ran.load() == 10);
+}
+
+TEST_CASE("WorkQueue: an enqueue on its own full queue from the worker is refused",
+          "[common][bounded]") {
+  WorkQueue::Options opt;
+  opt.capacity = 1;
+  WorkQueue q(opt);
+  std::atomic<axl_status> inner{-1};
+  std::string why;
+  REQUIRE(q.enqueue({}, [&] {
+    inner = q.enqueue({}, [] {});
+    why = WorkQueue::refusal_message();
+  }) == AXL_SUCCESS);
+  CHECK(q.synchronize().status == AXL_SUCCESS);
+  CHECK(inner.load() == AXL_ERROR_INVALID_STATE);
+  CHECK(why.find("own worker") != std::string::npos);
+}
+
+TEST_CASE("WorkQueue: a million ops without synchronize stay within the bound's chunks",
+          "[common][bounded]") {
+  WorkQueue q;  // default capacity
+  REQUIRE(q.capacity() == WorkQueue::kDefaultCapacity);
+  std::atomic<uint64_t> ran{0};
+  constexpr uint64_t kOps = 1000000;
+  uint64_t refused = 0;
+  for (uint64_t i = 0; i < kOps; ++i) {
+    // A little slower than an enqueue, so an unbounded queue would grow.
+    const axl_status s = q.enqueue({}, [&ran] {
+      volatile int sink = 0;
+      for (int k = 0; k < 64; ++k) sink = sink + 1;
+      ran.fetch_add(1, std::memory_order_relaxed);
+    });
+    if (s != AXL_SUCCESS) ++refused;
+  }
+  CHECK(refused == 0);
+  // Before synchronize: memory is what a full queue spans, not what went
+  // through it (a chunk holds 64 slots).
+  const uint64_t chunks = q.chunks_allocated();
+  INFO("chunks allocated: " << chunks);
+  CHECK(chunks <= WorkQueue::kDefaultCapacity / 64 + 3);
+  CHECK(q.synchronize().status == AXL_SUCCESS);
+  CHECK(ran.load() == kOps);
+}
+
+TEST_CASE("WorkQueue::from_desc reads the 1.2 fields only when struct_size covers them",
+          "[common][bounded]") {
+  axl_queue_desc d{};
+  d.struct_size = sizeof d;
+  d.max_pending = 16;
+  d.full_timeout_ms = 5;
+  WorkQueue::Options o = WorkQueue::from_desc({}, d);
+  CHECK(o.capacity == 16);
+  CHECK(o.full_timeout_ms == 5);
+  d.full_timeout_ms = AXL_QUEUE_FULL_TIMEOUT_NEVER;
+  CHECK(WorkQueue::from_desc({}, d).full_timeout_ms == WorkQueue::kNoFullTimeout);
+  d.max_pending = 0;
+  d.full_timeout_ms = 0;
+  o = WorkQueue::from_desc({}, d);
+  CHECK(o.capacity == 0);  // the constructor takes 0 as kDefaultCapacity
+  CHECK(o.full_timeout_ms == WorkQueue::kDefaultFullTimeoutMs);
+  // A 1.0/1.1 core's desc ends at trace_id: whatever follows is not read.
+  d.struct_size = offsetof(axl_queue_desc, max_pending);
+  d.max_pending = 16;
+  d.full_timeout_ms = 5;
+  o = WorkQueue::from_desc({}, d);
+  CHECK(o.capacity == 0);
+  CHECK(o.full_timeout_ms == WorkQueue::kDefaultFullTimeoutMs);
 }

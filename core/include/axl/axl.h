@@ -440,9 +440,52 @@ AXL_API axl_status axl_copy_batch(const axl_copy_desc* copies, size_t count);
 /* Queues                                                                   */
 /* ======================================================================== */
 
-/* A new in-order queue on `device`; flags must be 0. */
+/* A new in-order queue on `device`; flags must be 0. Its bound on pending
+ * operations is AXL_QUEUE_MAX_PENDING or the backend's default (see
+ * axl_queue_options). */
 AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags,
                                     axl_queue_t* out_queue);
+
+/* The bound of the cpu and virtual backends on pending operations per queue
+ * when neither axl_queue_options.max_pending nor AXL_QUEUE_MAX_PENDING sets
+ * one: enough to keep a queue busy, small enough that a thread enqueueing
+ * without end holds at most a few hundred KiB per queue (CUDA blocks after
+ * about 1024 pending launches). */
+#define AXL_QUEUE_DEFAULT_MAX_PENDING 4096
+
+/* Growable: the caller sets struct_size = sizeof(axl_queue_options); fields
+ * a newer header appends are read only when struct_size covers them. */
+typedef struct axl_queue_options {
+  /* sizeof(axl_queue_options); at least 16 (through max_pending), else
+   * AXL_ERROR_INVALID_ARGUMENT. */
+  size_t struct_size;
+  /* Must be 0 (no flags are defined yet); any bit: AXL_ERROR_INVALID_ARGUMENT. */
+  uint32_t flags;
+  /* Most operations pending (enqueued, not finished) on the queue at once.
+   * An enqueue on a full queue blocks until the queue has made room (about
+   * a quarter of it on cpu and virtual). 0: AXL_QUEUE_MAX_PENDING from the
+   * environment if set, else the backend's default
+   * (AXL_QUEUE_DEFAULT_MAX_PENDING on cpu and virtual). On cuda, hip and
+   * level_zero the driver bounds its streams itself and this field is
+   * accepted but has no effect.
+   *
+   * A blocked enqueue fails with AXL_ERROR_TIMEOUT, enqueueing nothing, when
+   * the queue made no progress for AXL_QUEUE_FULL_TIMEOUT_MS (default 10000;
+   * 0: never) while its oldest operation waits for a completion flag: a
+   * flag that only the blocked thread would write would otherwise hang it.
+   * Behind any other operation (a long kernel) it waits as long as it
+   * takes. An enqueue on a full queue from one of that queue's own host
+   * functions fails with AXL_ERROR_INVALID_STATE. */
+  uint32_t max_pending;
+} axl_queue_options;
+
+/* A new in-order queue on `device` with `options`. Errors:
+ * AXL_ERROR_INVALID_HANDLE (device), AXL_ERROR_INVALID_ARGUMENT (options or
+ * out_queue NULL, struct_size below 16, flags not 0), and those of
+ * axl_queue_create. */
+AXL_API axl_status axl_queue_create_with_options(axl_device_t device,
+                                                 const axl_queue_options* options,
+                                                 axl_queue_t* out_queue);
 AXL_API axl_status axl_queue_retain(axl_queue_t queue);
 /* Releasing the last reference finishes the queue's pending work first;
  * once the process is exiting, only until the exit deadline

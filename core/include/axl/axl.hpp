@@ -272,9 +272,14 @@ class Device : public detail::Handle<axl_device_t, axl_device_retain, axl_device
     check(axl_device_default_queue(h_, &q));
     return Queue(q);
   }
-  Queue create_queue() const {
+  // max_pending: the most operations pending on the queue at once, 0 for
+  // the default (axl_queue_options.max_pending).
+  Queue create_queue(uint32_t max_pending = 0) const {
     axl_queue_t q = nullptr;
-    check(axl_queue_create(h_, 0, &q));
+    axl_queue_options o{};
+    o.struct_size = sizeof o;
+    o.max_pending = max_pending;
+    check(axl_queue_create_with_options(h_, &o, &q));
     return Queue(q);
   }
   Buffer allocate(uint64_t bytes, uint32_t flags = AXL_BUFFER_FLAG_NONE) const {

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define AXL_PLUGIN_ABI_MAJOR 1
-#define AXL_PLUGIN_ABI_MINOR 1
+#define AXL_PLUGIN_ABI_MINOR 2
 
 /* The entry point's name, for dlsym. */
 #define AXL_PLUGIN_ENTRY_SYMBOL "axl_plugin_negotiate"
@@ -184,12 +184,28 @@ typedef struct axl_device_properties {
 /* Queue creation flags. */
 enum { AXL_QUEUE_FLAG_NONE = 0 };
 
+/* axl_queue_desc.full_timeout_ms: a full queue waits without a limit. */
+#define AXL_QUEUE_FULL_TIMEOUT_NEVER 0xffffffffu
+
 typedef struct axl_queue_desc {
   size_t struct_size; /* sizeof(axl_queue_desc) */
   uint32_t flags;     /* AXL_QUEUE_FLAG_*; unknown bits: INVALID_ARGUMENT */
   uint32_t reserved;  /* zero */
   /* Core-chosen id the plugin puts in axl_trace_record.queue_trace_id. */
   uint64_t trace_id;
+  /* 1.2 fields: read only when struct_size covers them, else taken as 0. */
+  /* Most operations pending on the queue at once; an enqueue on a full
+   * queue blocks until there is room. 0: the plugin's default (cpu and
+   * virtual: 4096). Backends whose driver bounds its streams itself (cuda,
+   * hip, level_zero) accept the field and leave the bound to the driver. */
+  uint32_t max_pending;
+  /* How long an enqueue blocked on a full queue waits, in milliseconds,
+   * while the queue makes no progress because its oldest operation waits
+   * for a completion flag, before it fails with AXL_ERROR_TIMEOUT (the flag
+   * may be one only the blocked thread would write). 0: the plugin's
+   * default (cpu and virtual: 10000); AXL_QUEUE_FULL_TIMEOUT_NEVER: no limit.
+   * Behind any other operation the enqueue waits as long as it takes. */
+  uint32_t full_timeout_ms;
 } axl_queue_desc;
 
 /* Event creation flags. */
@@ -524,7 +540,10 @@ AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_info, flags) == 32, "axl_plugin_inf
 AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_device_properties) == 384, "axl_device_properties layout");
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_device_properties, total_memory_bytes) == 360, "axl_device_properties.total_memory_bytes");
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_device_properties, is_host) == 376, "axl_device_properties.is_host");
-AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_queue_desc) == 24, "axl_queue_desc layout");
+/* 1.0: 24 bytes through trace_id; 1.2 appends max_pending, full_timeout_ms. */
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_queue_desc, trace_id) == 16, "axl_queue_desc.trace_id");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_queue_desc, full_timeout_ms) == 28, "axl_queue_desc.full_timeout_ms (1.2)");
+AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_queue_desc) == 32, "axl_queue_desc layout (1.2)");
 AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_module_desc) == 40, "axl_module_desc layout");
 AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_kernel_arg) == 16, "axl_kernel_arg layout");
 AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_launch_config) == 40, "axl_launch_config layout");

@@ -39,8 +39,10 @@ void wait_at_least(const uint64_t* value, uint64_t target) noexcept {
 }
 
 axl_status Flag::enqueue_wait(WorkQueue& queue, uint64_t value) {
-  return queue.enqueue(OpInfo{OpKind::kFlagWait, 0},
-                       [self = Ref<Flag>(this), value] { self->wait_at_least(value); });
+  return queue.enqueue(OpInfo{OpKind::kFlagWait, 0}, [self = Ref<Flag>(this), &queue, value] {
+    queue.note_flag_wait(self->host_address(), value);
+    self->wait_at_least(value);
+  });
 }
 
 axl_status Flag::enqueue_write(WorkQueue& queue, uint64_t value) {

@@ -3,7 +3,12 @@
 #include <cxxabi.h>
 #include <pthread.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cinttypes>
+#include <cstddef>
+#include <cstdio>
 #include <exception>
 
 #include "cpu_relax.hpp"
@@ -34,10 +39,24 @@ void wait_until(std::chrono::steady_clock::time_point deadline) {
   while (steady_clock::now() < deadline) std::this_thread::yield();
 }
 
+// Why this thread's latest enqueue was refused (WorkQueue::refusal_message).
+thread_local std::string t_refusal;
+
+void delete_chunk_list(auto* c) {
+  while (c != nullptr) {
+    auto* next = c->next;
+    delete c;
+    c = next;
+  }
+}
+
 }  // namespace
 
-WorkQueue::WorkQueue(Options options) : options_(std::move(options)) {
+WorkQueue::WorkQueue(Options options)
+    : options_(std::move(options)),
+      capacity_(options_.capacity != 0 ? options_.capacity : kDefaultCapacity) {
   auto first = std::make_unique<Chunk>();
+  chunks_allocated_ = 1;
   head_chunk_ = tail_chunk_ = first.get();
   worker_ = std::thread([this] { worker_main(); });
   worker_id_ = worker_.get_id();
@@ -48,13 +67,46 @@ WorkQueue::~WorkQueue() {
   // A queue destroyed from its own worker cannot drain itself; callers
   // (queue_destroy) refuse that case, so stop() succeeds here.
   stop();
-  Chunk* c = head_chunk_;
-  while (c != nullptr) {
-    Chunk* next = c->next;
-    delete c;
-    c = next;
+  delete_chunk_list(head_chunk_);
+  delete_chunk_list(spare_chunks_);
+}
+
+WorkQueue::Options WorkQueue::from_desc(Options base, const axl_queue_desc& desc) noexcept {
+  auto covers = [&](size_t offset, size_t size) { return desc.struct_size >= offset + size; };
+  if (covers(offsetof(axl_queue_desc, max_pending), sizeof desc.max_pending) &&
+      desc.max_pending != 0)
+    base.capacity = desc.max_pending;
+  if (covers(offsetof(axl_queue_desc, full_timeout_ms), sizeof desc.full_timeout_ms) &&
+      desc.full_timeout_ms != 0)
+    base.full_timeout_ms = desc.full_timeout_ms == AXL_QUEUE_FULL_TIMEOUT_NEVER
+                               ? kNoFullTimeout
+                               : desc.full_timeout_ms;
+  return base;
+}
+
+const std::string& WorkQueue::refusal_message() noexcept { return t_refusal; }
+
+axl_status WorkQueue::refuse_stopped() noexcept {
+  try {
+    t_refusal = "the queue was stopped by backend_shutdown";
+  } catch (...) {
+    // Out of memory for the text: the status alone still says it.
   }
-  delete spare_chunk_;
+  return AXL_ERROR_INVALID_STATE;
+}
+
+void WorkQueue::note_flag_wait(const void* address, uint64_t value) {
+  // On the worker, inside operation number completed_ (not yet counted).
+  const uint64_t running = completed_.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lk(mu_);
+  flag_wait_seq_ = running + 1;
+  flag_wait_address_ = address;
+  flag_wait_value_ = value;
+}
+
+uint64_t WorkQueue::chunks_allocated() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return chunks_allocated_;
 }
 
 bool WorkQueue::on_worker_thread() const noexcept {
@@ -63,7 +115,14 @@ bool WorkQueue::on_worker_thread() const noexcept {
 
 WorkQueue::Slot& WorkQueue::tail_slot_locked() {
   if (tail_index_ == Chunk::kSlots) {
-    Chunk* c = spare_chunk_ != nullptr ? std::exchange(spare_chunk_, nullptr) : new Chunk;
+    Chunk* c = spare_chunks_;
+    if (c != nullptr) {
+      spare_chunks_ = c->next;
+      --spare_count_;
+    } else {
+      c = new Chunk;
+      ++chunks_allocated_;
+    }
     c->next = nullptr;
     tail_chunk_->next = c;
     tail_chunk_ = c;
@@ -88,18 +147,91 @@ SyncResult WorkQueue::synchronize() {
             "(a host callback must not call blocking functions); it would wait for itself"};
   }
   std::unique_lock<std::mutex> lk(mu_);
-  const uint64_t target = enqueued_.load(std::memory_order_relaxed);
-  if (completed_.load() < target) {
-    sync_waiters_.fetch_add(1);
-    done_cv_.wait(lk, [&] { return completed_.load() >= target; });
-    sync_waiters_.fetch_sub(1);
-  }
+  wait_completed_locked(lk, enqueued_.load(std::memory_order_relaxed), nullptr);
   // The worker records a failure under mu_ before it counts the operation
   // as completed, so every failure up to `target` is visible here.
   SyncResult result{first_error_, std::move(first_error_message_)};
   first_error_ = AXL_SUCCESS;
   first_error_message_.clear();
   return result;
+}
+
+bool WorkQueue::wait_completed_locked(std::unique_lock<std::mutex>& lk, uint64_t target,
+                                      const std::chrono::steady_clock::time_point* deadline) {
+  while (completed_.load() < target) {
+    // Lowered, never raised: another waiter may need an earlier wake-up.
+    if (target < wake_at_.load()) wake_at_.store(target);
+    if (completed_.load() >= target) break;
+    if (deadline == nullptr) {
+      done_cv_.wait(lk);
+    } else if (done_cv_.wait_until(lk, *deadline) == std::cv_status::timeout) {
+      return completed_.load() >= target;
+    }
+  }
+  return true;
+}
+
+axl_status WorkQueue::wait_for_room_locked(std::unique_lock<std::mutex>& lk) {
+  using Clock = std::chrono::steady_clock;
+  completed_seen_ = completed_.load();
+  if (!looks_full_locked()) return AXL_SUCCESS;
+  if (on_worker_thread()) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "the queue is full (%" PRIu32 " operations pending) and this enqueue runs on "
+                  "the queue's own worker (a host callback), which cannot make room while it "
+                  "waits",
+                  capacity_);
+    t_refusal = text;
+    return AXL_ERROR_INVALID_STATE;
+  }
+  const bool bounded = options_.full_timeout_ms != kNoFullTimeout;
+  const auto timeout = std::chrono::milliseconds(options_.full_timeout_ms);
+  // Looks for a stuck flag wait a few times per timeout, so it is reported
+  // within 1.25 timeouts of the worker's last progress.
+  const auto slice = bounded ? std::max<Clock::duration>(timeout / 4, std::chrono::milliseconds(1))
+                             : Clock::duration(std::chrono::hours(1));
+  const uint32_t batch = std::max<uint32_t>(1, capacity_ / 4);
+  uint64_t seen = completed_seen_;
+  Clock::time_point since = Clock::now();  // when completed_ last moved
+  // Already found stuck behind this very flag wait: fail at once, so a
+  // caller that enqueues several operations for one call (the core records
+  // an event before a copy) does not wait out the timeout for each.
+  if (bounded && stuck_at_ == seen && flag_wait_seq_ == seen + 1) since -= timeout;
+  while (looks_full_locked()) {
+    if (stopping_) return refuse_stopped();
+    // Full means enqueued - completed >= capacity, so this cannot wrap.
+    const uint64_t target = enqueued_.load(std::memory_order_relaxed) - capacity_ + batch;
+    const Clock::time_point deadline = Clock::now() + slice;
+    wait_completed_locked(lk, target, &deadline);
+    completed_seen_ = completed_.load();
+    const Clock::time_point now = Clock::now();
+    if (completed_seen_ != seen) {
+      seen = completed_seen_;
+      since = now;
+      continue;
+    }
+    // Operation number `seen` is the one running; flag_wait_seq_ names the
+    // latest flag wait started, plus one.
+    if (bounded && now - since >= timeout && flag_wait_seq_ == seen + 1) {
+      // The flag's current value is not read: the wait may end and the flag
+      // go away at any moment (the worker does not take mu_ for that).
+      char text[512];
+      std::snprintf(text, sizeof text,
+                    "the queue is full (%" PRIu64 " operations pending, at most %" PRIu32
+                    ") and has made no progress for %" PRIu32
+                    " ms: its oldest operation waits for the completion flag at %p to reach "
+                    "%" PRIu64 ", which only this blocked thread might write; write the flag from another "
+                    "thread or enqueue fewer operations before it (AXL_QUEUE_FULL_TIMEOUT_MS "
+                    "sets how long a full queue waits)",
+                    enqueued_.load(std::memory_order_relaxed) - seen, capacity_,
+                    options_.full_timeout_ms, flag_wait_address_, flag_wait_value_);
+      t_refusal = text;
+      stuck_at_ = seen;
+      return AXL_ERROR_TIMEOUT;
+    }
+  }
+  return AXL_SUCCESS;
 }
 
 SyncResult WorkQueue::pending_error() const {
@@ -185,8 +317,13 @@ void WorkQueue::worker_main() {
         head_chunk_ = old->next;
         head_index_ = 0;
         std::lock_guard<std::mutex> lk(mu_);
-        if (spare_chunk_ == nullptr) {
-          spare_chunk_ = old;
+        // Kept up to what a full queue spans, so a queue that stays full
+        // neither allocates nor frees; beyond that (the bound was never
+        // reached before), freed.
+        if (spare_count_ <= capacity_ / Chunk::kSlots) {
+          old->next = spare_chunks_;
+          spare_chunks_ = old;
+          ++spare_count_;
         } else {
           delete old;
         }
@@ -202,9 +339,13 @@ void WorkQueue::worker_main() {
         }
       }
       completed_.store(++done);
-      if (sync_waiters_.load() != 0) {
-        // Taking mu_ orders this wake-up after the waiter's predicate check.
-        { std::lock_guard<std::mutex> lk(mu_); }
+      if (done >= wake_at_.load()) {
+        // Under mu_: orders this wake-up after the waiter's check, and a
+        // waiter lowering wake_at_ again comes after the reset.
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          wake_at_.store(kNoWaiter);
+        }
         done_cv_.notify_all();
       }
     }

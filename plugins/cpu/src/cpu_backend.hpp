@@ -31,8 +31,10 @@ struct Device {
 
 // An in-order queue with its own worker thread.
 struct Queue {
-  explicit Queue(uint64_t id)
-      : work(common::WorkQueue::Options{"axl-cpu-queue", {}}), trace_id(id) {}
+  // `desc`: the bound on pending operations (axl_queue_desc.max_pending).
+  Queue(uint64_t id, const axl_queue_desc& desc)
+      : work(common::WorkQueue::from_desc(common::WorkQueue::Options{"axl-cpu-queue", {}}, desc)),
+        trace_id(id) {}
   common::WorkQueue work;
   const uint64_t trace_id;  // axl_queue_desc.trace_id, echoed in trace records
 };

@@ -243,8 +243,8 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
     op.args.assign(args, num_args);
     const axl_status s = q->work.enqueue(common::OpInfo{common::OpKind::kLaunch, 0}, std::move(op));
     if (s != AXL_SUCCESS) {
-      return b.host.report(s, common::str("cannot launch '", k.name,
-                                          "': the queue was stopped by backend_shutdown"));
+      return b.host.report(
+          s, common::str("cannot launch '", k.name, "': ", common::WorkQueue::refusal_message()));
     }
     if (b.tracer.enabled()) {
       b.tracer.launch(q->trace_id, k.name, config->grid, config->block, config->shared_mem_bytes,

@@ -17,11 +17,11 @@ namespace {
 
 void* ptr(axl_devaddr a) noexcept { return reinterpret_cast<void*>(a); }
 
-// An enqueue can only fail once the queue was stopped by backend_shutdown.
+// An enqueue fails once the queue was stopped by backend_shutdown, or when a
+// full queue cannot make room (WorkQueue::enqueue says which).
 axl_status enqueue_failed(axl_status status, const char* what) {
   return backend().host.report(
-      status, common::str("cannot enqueue ", what,
-                          ": the queue was stopped by backend_shutdown"));
+      status, common::str("cannot enqueue ", what, ": ", common::WorkQueue::refusal_message()));
 }
 
 // Repeats the `size`-byte value `value` (its native byte order, as the
@@ -83,7 +83,7 @@ axl_status queue_create(axl_pdevice, const axl_queue_desc* desc, axl_pqueue* out
                            common::str("queue_create: unknown queue flags 0x", std::hex,
                                        desc->flags, " (no flags are defined)"));
     }
-    auto q = std::make_unique<Queue>(desc->trace_id);
+    auto q = std::make_unique<Queue>(desc->trace_id, *desc);
     {
       std::lock_guard<std::mutex> lk(b.mu);
       b.queues.insert(q.get());

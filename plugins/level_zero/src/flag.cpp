@@ -91,13 +91,15 @@ axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noe
     std::lock_guard<std::mutex> lk(q.mu);
     if (ze_result_t r = ze().zeCommandListAppendWaitOnEvents(q.list, 1, &go->event))
       return ze_fail("zeCommandListAppendWaitOnEvents", r, "waiting on a completion flag");
-    axl_status s = host_queue(q).enqueue(common::OpInfo{common::OpKind::kFlagWait, 0}, [f, go, value] {
+    common::WorkQueue& hq = host_queue(q);
+    axl_status s = hq.enqueue(common::OpInfo{common::OpKind::kFlagWait, 0}, [f, go, &hq, value] {
+      hq.note_flag_wait(f->value, value);
       common::wait_at_least(f->value, value);
       ze().zeEventHostSignal(go->event);
     });
     if (s != AXL_SUCCESS) {
       ze().zeEventHostSignal(go->event);  // the device must not wait for it
-      return fail(s, "queue_wait_flag: the queue's host thread was stopped");
+      return fail(s, common::str("queue_wait_flag: ", common::WorkQueue::refusal_message()));
     }
     Pending p;
     p.signal = std::move(go);

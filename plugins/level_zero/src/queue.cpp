@@ -73,7 +73,11 @@ axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
                         axl_pqueue* out_queue) noexcept {
   return guarded("queue_create", [&]() -> axl_status {
     if (out_queue == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_create: out_queue is NULL");
-    if (desc == nullptr || desc->struct_size < sizeof(axl_queue_desc))
+    // Through trace_id (1.0): an older core's shorter desc is valid. The 1.2
+    // bound (max_pending) is the driver's own here: it blocks the host when
+    // a command queue is full.
+    if (desc == nullptr ||
+        desc->struct_size < offsetof(axl_queue_desc, trace_id) + sizeof(desc->trace_id))
       return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_create: desc is NULL or too small");
     if (desc->flags != AXL_QUEUE_FLAG_NONE)
       return fail(AXL_ERROR_INVALID_ARGUMENT,
@@ -243,7 +247,7 @@ axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_da
         });
     if (s != AXL_SUCCESS) {
       ze().zeEventHostSignal(resume->event);  // the device must not wait for it
-      return fail(s, "queue_enqueue_host_fn: the queue's host thread was stopped");
+      return fail(s, common::str("queue_enqueue_host_fn: ", common::WorkQueue::refusal_message()));
     }
     Pending a, b;
     a.signal = reached;

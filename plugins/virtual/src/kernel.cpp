@@ -77,7 +77,7 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
       s = q->work.enqueue(info, [] {});
     }
     if (s != AXL_SUCCESS)
-      return fail(s, common::str("cannot launch '", k.name, "': the queue was stopped by backend_shutdown"));
+      return fail(s, common::str("cannot launch '", k.name, "': ", common::WorkQueue::refusal_message()));
     if (b.tracer.enabled())
       b.tracer.launch(q->trace_id, k.name.c_str(), config->grid, config->block,
                       config->shared_mem_bytes, common::Tracer::hash_args(args, num_args));

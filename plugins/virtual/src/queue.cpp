@@ -39,10 +39,11 @@ common::WorkQueue::Options queue_options() {
   return o;
 }
 
-// An enqueue can only fail once the queue was stopped by backend_shutdown.
+// An enqueue fails once the queue was stopped by backend_shutdown, or when a
+// full queue cannot make room (WorkQueue::enqueue says which).
 axl_status enqueue_failed(axl_status status, const char* what) {
-  return fail(status, common::str("cannot enqueue ", what,
-                                  ": the queue was stopped by backend_shutdown"));
+  return fail(status,
+              common::str("cannot enqueue ", what, ": ", common::WorkQueue::refusal_message()));
 }
 
 // Instead of the operation, an @async injected failure: priced like the
@@ -136,8 +137,8 @@ axl_status enqueue_fill(Queue& q, unsigned char* dst, uint64_t bytes, uint32_t v
 
 }  // namespace
 
-Queue::Queue(Device* d, uint64_t trace, uint64_t handle)
-    : work(queue_options()), device(d), trace_id(trace), native_handle(handle) {}
+Queue::Queue(Device* d, uint64_t trace, uint64_t handle, const axl_queue_desc& desc)
+    : work(common::WorkQueue::from_desc(queue_options(), desc)), device(d), trace_id(trace), native_handle(handle) {}
 
 axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
                         axl_pqueue* out_queue) noexcept {
@@ -154,7 +155,7 @@ axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
                               " (no flags are defined)"));
     if (std::optional<FaultHit> hit = b.faults.check(FaultOp::kQueueCreate)) return fail(*hit);
     const uint64_t handle = kNativeHandleTag | b.next_native_handle.fetch_add(1);
-    auto q = std::make_unique<Queue>(from(device), desc->trace_id, handle);
+    auto q = std::make_unique<Queue>(from(device), desc->trace_id, handle, *desc);
     {
       std::lock_guard<std::mutex> lk(b.queues_mu);
       b.queues.insert(q.get());

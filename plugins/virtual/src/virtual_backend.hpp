@@ -169,7 +169,8 @@ struct Device {
 
 // An in-order queue with its own worker thread.
 struct Queue {
-  Queue(Device* d, uint64_t trace, uint64_t handle);
+  // `desc`: the bound on pending operations (axl_queue_desc.max_pending).
+  Queue(Device* d, uint64_t trace, uint64_t handle, const axl_queue_desc& desc);
   common::WorkQueue work;
   Device* const device;
   const uint64_t trace_id;       // axl_queue_desc.trace_id, echoed in trace records

@@ -399,6 +399,8 @@ axl_status DriverPlugin<D>::queue_create(axl_pdevice device, const axl_queue_des
       return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_create: desc or out_queue is NULL");
     if (desc->flags != AXL_QUEUE_FLAG_NONE)
       return fail(AXL_ERROR_INVALID_ARGUMENT, str("queue_create: unknown flags 0x", std::hex, desc->flags));
+    // desc->max_pending (1.2) is accepted and left to the driver, which
+    // blocks the host once a stream holds about 1024 pending launches.
     Device& d = *from(device);
     if (axl_status s = make_current(d)) return s;
     auto q = std::make_unique<Queue>();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "axl/plugin.h"
 #include "axl/status.h"
 
 namespace axl::common {
@@ -37,7 +39,9 @@ enum class OpKind : uint32_t {
   kFlagWrite,
 };
 
-// Per-operation facts the cost hook prices.
+// Per-operation facts the cost hook prices. 16 bytes, written into every
+// slot: what a flag wait awaits is reported by the wait itself instead
+// (WorkQueue::note_flag_wait).
 struct OpInfo {
   OpKind kind = OpKind::kOther;
   uint64_t bytes = 0;  // bytes moved or filled; 0 where it does not apply
@@ -62,7 +66,31 @@ class WorkQueue {
     std::string thread_name = "axl-queue";
     // Optional; see CostHook.
     CostHook cost_hook;
+    // Most operations pending (enqueued and not finished) at once; 0 means
+    // kDefaultCapacity. An enqueue on a full queue blocks until the worker
+    // has finished a quarter of them (at least one), so a producer that
+    // outruns the worker pays one wake-up per batch, not one per operation.
+    uint32_t capacity = 0;
+    // How long an enqueue blocked on a full queue waits while the worker
+    // finishes nothing and runs a completion-flag wait (one that reported
+    // itself with note_flag_wait, as Flag::enqueue_wait's does) before it
+    // gives up with AXL_ERROR_TIMEOUT: the flag may be one only the
+    // blocked thread would write. Behind any other operation (a long kernel)
+    // it waits for as long as it takes. kNoFullTimeout: never give up.
+    uint32_t full_timeout_ms = kDefaultFullTimeoutMs;
   };
+
+  // 4096 pending operations: a few chunks of slots (under 1 MiB), far more
+  // than a submitting thread needs to keep the worker busy, and the same
+  // order as a CUDA stream, which blocks the host after about 1024 launches.
+  static constexpr uint32_t kDefaultCapacity = 4096;
+  static constexpr uint32_t kDefaultFullTimeoutMs = 10000;
+  static constexpr uint32_t kNoFullTimeout = UINT32_MAX;
+
+  // The bound and timeout an axl_queue_desc asks for (its 1.2 fields, read
+  // only when desc->struct_size covers them; 0 keeps the defaults), on top
+  // of `base`'s name and cost hook.
+  static Options from_desc(Options base, const axl_queue_desc& desc) noexcept;
 
   // Bytes of closure state stored inline in a queue slot. Larger closures
   // (or ones that might throw while being moved) cost one heap allocation.
@@ -78,16 +106,40 @@ class WorkQueue {
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
-  // Appends `op` and returns without waiting for it. `op` is a callable
+  // Appends `op` and returns without waiting for it, unless the queue holds
+  // `capacity` pending operations: then it blocks until the worker has made
+  // room (see Options::capacity). `op` is a callable
   // returning axl_status or void, optionally taking `std::string& message`
   // where it can explain a failure; the first failure is kept until
   // synchronize() hands it out ("sticky until synchronize"), and later
   // operations still run. Safe to call from several threads at once (the ABI
   // only needs one submitter per queue, but nothing here depends on that).
-  // Returns AXL_ERROR_INVALID_STATE after stop(); throws std::bad_alloc when
-  // it cannot grow its storage.
+  // Returns AXL_ERROR_INVALID_STATE after stop() or when called on a full
+  // queue from its own worker (it would wait for itself), AXL_ERROR_TIMEOUT
+  // when a full queue is stuck behind a flag wait (Options::full_timeout_ms);
+  // refusal_message() then says why, and `op` is destroyed, not queued.
+  // Throws std::bad_alloc when it cannot grow its storage.
   template <class F>
   axl_status enqueue(OpInfo info, F&& op);
+
+  // Why the calling thread's latest refused enqueue (on any queue) was
+  // refused, as one sentence for an error message.
+  static const std::string& refusal_message() noexcept;
+
+  // Called by an operation, on the worker, as it starts waiting for the
+  // 8-byte value at `address` (a completion flag, as the application knows
+  // it) to reach `value`: a full queue stuck behind that wait fails blocked
+  // enqueues naming both (Options::full_timeout_ms). Only waits that report
+  // themselves count, so no other operation pays for the check.
+  void note_flag_wait(const void* address, uint64_t value);
+
+  // The bound this queue was created with (Options::capacity resolved).
+  uint32_t capacity() const noexcept { return capacity_; }
+
+  // Test hook: chunks of slots this queue has allocated over its life. With
+  // chunks recycled it stays below capacity / Chunk::kSlots + 3 however many
+  // operations go through the queue.
+  uint64_t chunks_allocated() const;
 
   // Blocks until every operation enqueued before the call has run. Returns
   // and clears the first failure of any operation since the last call.
@@ -153,15 +205,31 @@ class WorkQueue {
     delete *std::launder(reinterpret_cast<Fn**>(s.storage));
   }
 
+  // The slow path of enqueue on a queue that looked full: refreshes
+  // completed_seen_ and, while the queue is still full, waits for room (see
+  // Options). Needs mu_ via lk and holds it again on return.
+  axl_status wait_for_room_locked(std::unique_lock<std::mutex>& lk);
+  // Blocks (on done_cv_, mu_ held via lk) until completed_ >= target or, if
+  // `deadline` is not NULL, until then; false when the deadline came first.
+  bool wait_completed_locked(std::unique_lock<std::mutex>& lk, uint64_t target,
+                             const std::chrono::steady_clock::time_point* deadline);
+  // True when enqueue must take the slow path. Needs mu_.
+  bool looks_full_locked() const noexcept {
+    return enqueued_.load(std::memory_order_relaxed) - completed_seen_ >= capacity_;
+  }
   // Returns the slot at the tail, growing the chunk list if needed. Needs mu_.
   Slot& tail_slot_locked();
   // Makes the tail slot visible to the worker and wakes it. Needs mu_ via lk;
   // releases it.
   void publish_locked(std::unique_lock<std::mutex>& lk);
   void worker_main();
+  // Records that an enqueue was refused because stop() ran.
+  static axl_status refuse_stopped() noexcept;
   // Runs and destroys the slot's operation (plus its simulated cost) without
   // holding mu_; returns its status and fills `message` on failure.
   axl_status run_one(Slot& slot, std::string& message);
+
+  static constexpr uint64_t kNoWaiter = UINT64_MAX;  // wake_at_ when none waits
 
   Options options_;
 
@@ -173,18 +241,42 @@ class WorkQueue {
   uint32_t tail_index_ = 0;
   bool worker_sleeping_ = false;     // guarded by mu_
   bool stopping_ = false;            // guarded by mu_
-  Chunk* spare_chunk_ = nullptr;     // one recycled chunk: no churn at the edge
+  // Used chunks kept for reuse (linked through next), guarded by mu_. At
+  // most capacity_ slots are pending, so the list plus the live chunks never
+  // exceed capacity_ / kSlots + 2 chunks and a full queue allocates nothing.
+  Chunk* spare_chunks_ = nullptr;
+  uint32_t spare_count_ = 0;         // guarded by mu_
+  uint64_t chunks_allocated_ = 0;    // guarded by mu_; see chunks_allocated()
+  // The producers' copy of completed_ (guarded by mu_), reloaded only when
+  // the queue looks full by it, so an enqueue reads no line the worker
+  // writes.
+  uint64_t completed_seen_ = 0;
+  const uint32_t capacity_;  // options_.capacity resolved
+  // The latest flag wait the worker started (guarded by mu_): its operation
+  // number plus one (0: none yet), the flag's address and the value awaited,
+  // so a blocked enqueue can tell whether the operation holding the queue up
+  // is such a wait.
+  uint64_t flag_wait_seq_ = 0;
+  const void* flag_wait_address_ = nullptr;
+  uint64_t flag_wait_value_ = 0;
+  // completed_ when an enqueue last timed out behind a flag wait (guarded by
+  // mu_); while it has not moved since, later full enqueues fail at once.
+  uint64_t stuck_at_ = UINT64_MAX;
   // Counted, not compared by slot position, so synchronize can wait for "the
   // n-th operation" even while later ones keep arriving.
   //
   // The worker's hot path takes no lock: producers publish a slot by storing
   // enqueued_ (release) under mu_, and the worker, the only consumer, reads
   // it with acquire. head_chunk_/head_index_ belong to the worker alone; it
-  // takes mu_ only to hand a used chunk back, to record a failure, to sleep,
-  // and to wake synchronize callers. completed_ and sync_waiters_ are a
-  // Dekker pair (both seq_cst): the worker stores completed_ then reads
-  // sync_waiters_, a waiter increments sync_waiters_ then reads completed_,
-  // so at least one of them sees the other and no wake-up is lost.
+  // takes mu_ only to hand a used chunk back, to record a failure, to note a
+  // flag wait, to sleep, and to wake waiters. completed_ and wake_at_ are a
+  // Dekker pair (both seq_cst): a waiter (synchronize, or an enqueue waiting
+  // for room) lowers wake_at_ to the count it needs, under mu_, then reads
+  // completed_; the worker stores completed_ then reads wake_at_, so at
+  // least one of them sees the other and no wake-up is lost. The worker
+  // wakes waiters only once completed_ reaches wake_at_ (then resets it;
+  // waiters still short of their count lower it again), so a blocked
+  // producer costs it one wake-up per batch of room, not one per operation.
   std::atomic<uint64_t> enqueued_{0};
   axl_status first_error_ = AXL_SUCCESS;  // guarded by mu_
   std::string first_error_message_;       // guarded by mu_
@@ -193,8 +285,8 @@ class WorkQueue {
   // not steal the line the next enqueue needs.
   alignas(64) Chunk* head_chunk_ = nullptr;  // next slot to run
   uint32_t head_index_ = 0;
-  std::atomic<uint32_t> sync_waiters_{0};
   std::atomic<uint64_t> completed_{0};
+  std::atomic<uint64_t> wake_at_{kNoWaiter};
 
   // Cold: used at start and stop only.
   alignas(64) std::thread worker_;
@@ -210,7 +302,10 @@ axl_status WorkQueue::enqueue(OpInfo info, F&& op) {
                            std::is_nothrow_constructible_v<Fn, F&&>;
   if constexpr (kInline) {
     std::unique_lock<std::mutex> lk(mu_);
-    if (stopping_) return AXL_ERROR_INVALID_STATE;
+    if (stopping_) return refuse_stopped();
+    if (looks_full_locked()) {
+      if (axl_status st = wait_for_room_locked(lk)) return st;
+    }
     Slot& s = tail_slot_locked();
     ::new (static_cast<void*>(s.storage)) Fn(std::forward<F>(op));
     s.invoke = &invoke_inline<Fn>;
@@ -221,7 +316,10 @@ axl_status WorkQueue::enqueue(OpInfo info, F&& op) {
     // Built before taking the lock: it may allocate or throw.
     auto boxed = std::make_unique<Fn>(std::forward<F>(op));
     std::unique_lock<std::mutex> lk(mu_);
-    if (stopping_) return AXL_ERROR_INVALID_STATE;
+    if (stopping_) return refuse_stopped();
+    if (looks_full_locked()) {
+      if (axl_status st = wait_for_room_locked(lk)) return st;
+    }
     Slot& s = tail_slot_locked();
     ::new (static_cast<void*>(s.storage)) Fn*(boxed.release());
     s.invoke = &invoke_heap<Fn>;
