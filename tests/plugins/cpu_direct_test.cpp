@@ -181,7 +181,7 @@ axl_pdevice dev() { return plugin().device; }
 struct Queue {
   axl_pqueue q = nullptr;
   explicit Queue(uint64_t trace_id = 0) {
-    axl_queue_desc d{sizeof(axl_queue_desc), AXL_QUEUE_FLAG_NONE, 0, trace_id};
+    axl_queue_desc d{sizeof(axl_queue_desc), AXL_QUEUE_FLAG_NONE, 0, trace_id, 0, 0};
     REQUIRE(T().queue_create(dev(), &d, &q) == AXL_SUCCESS);
   }
   ~Queue() {
@@ -1098,7 +1098,7 @@ TEST_CASE("16 threads enqueue on their own queues and on one shared queue", "[cp
       failures.fetch_add(1);
       failure_text[t] = why;
     };
-    axl_queue_desc desc{sizeof desc, 0, 0, static_cast<uint64_t>(100 + t)};
+    axl_queue_desc desc{sizeof desc, 0, 0, static_cast<uint64_t>(100 + t), 0, 0};
     axl_pqueue own = nullptr;
     axl_devaddr buf = 0;
     if (T().queue_create(dev(), &desc, &own) != AXL_SUCCESS) return fail("queue_create");
@@ -1208,7 +1208,7 @@ TEST_CASE("enqueue cost through the plugin ABI", "[.bench]") {
 // Must stay last: it shuts the backend down.
 TEST_CASE("backend_shutdown joins every plugin thread, even of a forgotten queue", "[cpu][shutdown]") {
   Plugin& p = plugin();
-  axl_queue_desc d{sizeof d, 0, 0, 5};
+  axl_queue_desc d{sizeof d, 0, 0, 5, 0, 0};
   axl_pqueue forgotten = nullptr;
   REQUIRE(T().queue_create(dev(), &d, &forgotten) == AXL_SUCCESS);
   std::atomic<bool> ran{false};
