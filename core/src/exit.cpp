@@ -15,10 +15,8 @@
 // the deadline: recording an event is itself an enqueue, which a full
 // (bounded) queue would block.
 #include <chrono>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 #include <condition_variable>
 #include <ctime>
 #include <memory>
@@ -43,18 +41,8 @@ int64_t steady_now_ns() {
 
 // AXL_EXIT_GRACE_MS: a decimal count of milliseconds, 0 to one day.
 int64_t exit_grace_ms() {
-  const char* v = env("AXL_EXIT_GRACE_MS");
-  if (!v || !*v) return kExitGraceDefaultMs;
-  char* end = nullptr;
-  errno = 0;
-  long long ms = std::strtoll(v, &end, 10);
-  if (errno || *end || ms < 0 || ms > 86400000LL) {
-    logf(AXL_LOG_WARN,
-         "AXL_EXIT_GRACE_MS='%s' is not a number of milliseconds from 0 to 86400000; using %lld",
-         spec_shown(v).c_str(), static_cast<long long>(kExitGraceDefaultMs));
-    return kExitGraceDefaultMs;
-  }
-  return ms;
+  return env_u32("AXL_EXIT_GRACE_MS", 0, 86400000u, kExitGraceDefaultMs,
+                 "a number of milliseconds from 0 to 86400000 (default 2000)");
 }
 
 // Shared between the releasing thread and the drain thread, which may

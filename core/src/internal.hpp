@@ -73,6 +73,12 @@ axl_status copy_out(const std::string& s, char* buf, size_t cap, size_t* out_siz
 // Reads an environment variable with secure_getenv: in setuid/setgid programs
 // every AXL_* variable is ignored.
 const char* env(const char* name);
+// An integer in [min, max] from environment variable `name`, or `fallback`
+// when it is unset or empty; an invalid value (a sign, trailing text, out of
+// range) is logged at warning, naming the variable and `expected`, and the
+// fallback used. Read where it is needed (queue creation, exit), so a test
+// may change it in-process.
+uint32_t env_u32(const char* name, uint32_t min, uint32_t max, uint32_t fallback, const char* expected);
 
 // --------------------------------------------------------------- objects --
 enum class Kind : uint32_t {

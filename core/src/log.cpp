@@ -1,6 +1,9 @@
 // Logging: every message from the core and the plugins goes through one
 // spdlog logger. AXL_LOG_LEVEL=trace|debug|info|warn|error|off (default warn),
 // AXL_LOG_FILE=<path> (default stderr).
+#include <cerrno>
+#include <cstdlib>
+
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -67,6 +70,21 @@ void make_logger() {
 }  // namespace
 
 const char* env(const char* name) { return secure_getenv(name); }
+
+uint32_t env_u32(const char* name, uint32_t min, uint32_t max, uint32_t fallback,
+                 const char* expected) {
+  const char* v = env(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long n = strtoull(v, &end, 10);
+  // strtoull accepts a sign; a count never has one.
+  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n < min || n > max) {
+    logf(AXL_LOG_WARN, "%s='%s' is not %s; using the default", name, spec_shown(v).c_str(), expected);
+    return fallback;
+  }
+  return static_cast<uint32_t>(n);
+}
 
 void log_init() { std::call_once(g_log_once, make_logger); }
 

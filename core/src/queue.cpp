@@ -1,8 +1,6 @@
 // Queues: creation, synchronisation, copies between any two buffers, fills,
 // cross-queue and cross-backend waits, host callbacks, kernel launch.
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "internal.hpp"
@@ -36,28 +34,6 @@ Queue::~Queue() {
 }
 
 axl_status queue_usable(Queue* q) { return q->device->backend->ensure_ready(); }
-
-namespace {
-
-// An integer in [min, max] from environment variable `name`, or `fallback`
-// when it is unset or empty; an invalid value is logged and ignored. Read at
-// every queue creation, which is rare, so a test may change it in-process.
-uint32_t env_u32(const char* name, uint32_t min, uint32_t max, uint32_t fallback,
-                 const char* expected) {
-  const char* v = env(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long n = strtoull(v, &end, 10);
-  // strtoull accepts a sign; a count never has one.
-  if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n < min || n > max) {
-    logf(AXL_LOG_WARN, "%s='%s' is not %s; using the default", name, v, expected);
-    return fallback;
-  }
-  return static_cast<uint32_t>(n);
-}
-
-}  // namespace
 
 axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32_t max_pending) {
   auto q = std::make_unique<Queue>();
