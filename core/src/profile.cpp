@@ -19,14 +19,16 @@
 
 #include "internal.hpp"
 
-extern "C" {
-AXL_API int32_t axl_profile_level_word = AXL_PROFILE_OFF;
-}
-
 namespace axl::core {
 namespace {
 
-int32_t level() { return __atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED); }
+// The level, read with one relaxed load on every span. Not an exported data
+// symbol: a program linked against one (non-PIE) would get a copy relocation
+// that fixes its size and address into the executable; applications reach
+// it through axl_profile_level_address() instead.
+int32_t g_level_word = AXL_PROFILE_OFF;
+
+int32_t level() { return __atomic_load_n(&g_level_word, __ATOMIC_RELAXED); }
 
 struct ProfileState {
   std::mutex mu;  // output, collected
@@ -192,7 +194,7 @@ void set_output_locked(ProfileState& s, const char* path) {
 
 // Read once, when libaxl.so is loaded, so the hot path never calls getenv.
 __attribute__((constructor)) void profile_from_env() {
-  __atomic_store_n(&axl_profile_level_word, parse_env_level(env("AXL_ENABLE_PROFILING")),
+  __atomic_store_n(&g_level_word, parse_env_level(env("AXL_ENABLE_PROFILING")),
                    __ATOMIC_RELAXED);
   ProfileState& s = pstate();
   {
@@ -264,13 +266,15 @@ extern "C" {
 
 AXL_API int32_t axl_profile_level(void) { return level(); }
 
+AXL_API const int32_t* axl_profile_level_address(void) { return &g_level_word; }
+
 AXL_API axl_status axl_profile_set_level(int32_t lvl) {
   return guard([&]() -> axl_status {
     if (lvl != AXL_PROFILE_OFF && lvl != AXL_PROFILE_ON && lvl != AXL_PROFILE_DETAILED)
       return fail(AXL_ERROR_INVALID_ARGUMENT,
                   "axl_profile_set_level: %d is not AXL_PROFILE_OFF (0), AXL_PROFILE_ON (1) or "
                   "AXL_PROFILE_DETAILED (2)", lvl);
-    __atomic_store_n(&axl_profile_level_word, lvl, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_level_word, lvl, __ATOMIC_RELAXED);
     refresh_launches(true);
     return AXL_SUCCESS;
   });
@@ -429,6 +433,7 @@ AXL_API axl_status axl_profile_collector_take(axl_profile_events_t* out) {
     obj->names.reserve(recs.size());
     for (ProfileRecord& r : recs) {
       axl_profile_event e{};
+      e.struct_size = sizeof e;
       e.kind = r.kind;
       e.color = r.color;
       e.thread_id = r.thread_id;

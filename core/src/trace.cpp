@@ -98,6 +98,7 @@ void host_trace_record(void* ctx, const axl_trace_record* rec) {
   if (!t.active.load(std::memory_order_relaxed)) return;
   if (tag.is_host && !t.include_host) return;
   axl_launch_trace_entry e{};
+  e.struct_size = sizeof e;
   e.kind = rec->kind;
   e.memcpy_kind = rec->kind == AXL_TRACE_MEMCPY ? rec->memcpy_kind : AXL_MEMCPY_NONE;
   if (rec->kind == AXL_TRACE_KERNEL_LAUNCH) {

@@ -18,7 +18,7 @@
 namespace axlpy {
 namespace {
 
-bool profiling_on() { return __atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED) != 0; }
+bool profiling_on() { return axl::profile_level_now() != 0; }
 
 // --------------------------------------------------------------- Trace --
 // MAX's max._core.profiler.Trace: a span entered with `with` (or by hand).
@@ -323,7 +323,7 @@ void register_profiler(py::module_& m) {
     try {
       check(s);
       for (size_t i = 0; i < n; ++i) {
-        const axl_profile_event& e = ev[i];
+        const axl_profile_event e = axl::read_element(axl_profile_event_at(ev, i));
         py::dict d;
         d["name"] = to_str(e.name);
         d["kind"] = event_kind_name(e.kind);

@@ -206,3 +206,50 @@ TEST_CASE("trace C API edge cases", "[trace]") {
   require_status(axl_launch_trace_size(nullptr, &n), AXL_ERROR_INVALID_HANDLE, {"NULL"});
   CHECK(axl_launch_trace_entries(nullptr) == nullptr);
 }
+
+TEST_CASE("trace entries start with struct_size and are walked by it", "[trace][abi]") {
+  Fixture f;
+  axl::begin_launch_trace(true);
+  f.workload();
+  axl_launch_trace_t t = nullptr;
+  REQUIRE(axl_launch_trace_take(&t) == AXL_SUCCESS);
+  size_t n = 0;
+  REQUIRE(axl_launch_trace_size(t, &n) == AXL_SUCCESS);
+  REQUIRE(n == 7);
+  const axl_launch_trace_entry* e = axl_launch_trace_entries(t);
+  REQUIRE(e != nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const axl_launch_trace_entry* x = axl_launch_trace_entry_at(e, i);
+    CHECK(x->struct_size == sizeof(axl_launch_trace_entry));
+    CHECK(x->sequence == i);
+  }
+  CHECK(axl_launch_trace_release(t) == AXL_SUCCESS);
+}
+
+TEST_CASE("read_element copies only what the core's struct_size covers", "[trace][abi]") {
+  // An element from an older core (smaller struct_size): the fields past it
+  // read as zero, whatever bytes follow in memory.
+  struct {
+    axl_launch_trace_entry e;
+    unsigned char pad[64];
+  } older;
+  std::memset(&older, 0x5A, sizeof older);
+  older.e.struct_size = offsetof(axl_launch_trace_entry, semantic_hash);
+  older.e.kind = AXL_TRACE_MEMSET;
+  const axl_launch_trace_entry r = axl::read_element(&older.e);
+  CHECK(r.kind == AXL_TRACE_MEMSET);
+  CHECK(r.semantic_hash == 0);
+  CHECK(r.sequence == 0);
+  CHECK(r.struct_size == offsetof(axl_launch_trace_entry, semantic_hash));
+  // From a newer core (larger struct_size): this header's fields are read,
+  // the appended bytes are not, and the stride is the core's.
+  struct Newer {
+    axl_launch_trace_entry e;
+    uint64_t appended;
+  } newer[2] = {};
+  for (Newer& x : newer) x.e.struct_size = sizeof(Newer);
+  newer[1].e.sequence = 41;
+  newer[1].appended = 7;
+  CHECK(axl_launch_trace_entry_at(&newer[0].e, 1) == &newer[1].e);
+  CHECK(axl::read_element(axl_launch_trace_entry_at(&newer[0].e, 1)).sequence == 41);
+}

@@ -42,8 +42,10 @@ Collected take() {
   const axl_profile_event* data = axl_profile_events_data(h);
   Collected c;
   for (size_t i = 0; i < n; ++i) {
-    c.events.push_back(data[i]);
-    c.names.emplace_back(data[i].name);
+    // Application ABI 1.3: the core stamps each event with its struct size.
+    CHECK(axl_profile_event_at(data, i)->struct_size == sizeof(axl_profile_event));
+    c.events.push_back(axl::read_element(axl_profile_event_at(data, i)));
+    c.names.emplace_back(c.events.back().name);
   }
   REQUIRE(axl_profile_events_release(h) == AXL_SUCCESS);
   for (size_t i = 0; i < n; ++i) c.events[i].name = c.names[i].c_str();
@@ -61,6 +63,18 @@ KV check_trace(const std::string& path) {
 }
 
 }  // namespace
+
+TEST_CASE("the level word: one address for the process, written only through set_level") {
+  const int32_t* word = axl_profile_level_address();
+  REQUIRE(word != nullptr);
+  CHECK(axl_profile_level_address() == word);
+  REQUIRE(axl_profile_set_level(AXL_PROFILE_DETAILED) == AXL_SUCCESS);
+  CHECK(__atomic_load_n(word, __ATOMIC_RELAXED) == AXL_PROFILE_DETAILED);
+  CHECK(axl::profile_level_now() == AXL_PROFILE_DETAILED);
+  REQUIRE(axl_profile_set_level(AXL_PROFILE_OFF) == AXL_SUCCESS);
+  CHECK(__atomic_load_n(word, __ATOMIC_RELAXED) == AXL_PROFILE_OFF);
+  CHECK_FALSE(axl::profiling_enabled());
+}
 
 TEST_CASE("profiling level: names, values and errors") {
   REQUIRE(axl_profile_set_level_name("on") == AXL_SUCCESS);

@@ -57,18 +57,19 @@ TEST_CASE("8 threads of concurrent spans: collector and JSON stay consistent") {
   std::map<uint64_t, int> spans_per_tid, marks_per_tid;
   bool names_match = true, depths_ok = true;
   for (size_t i = 0; i < n; ++i) {
-    int t = int(std::find(tids.begin(), tids.end(), ev[i].thread_id) - tids.begin());
+    const axl_profile_event& e = *axl_profile_event_at(ev, i);
+    int t = int(std::find(tids.begin(), tids.end(), e.thread_id) - tids.begin());
     REQUIRE(t < kThreads);
-    std::string name = ev[i].name;
-    if (ev[i].kind == AXL_PROFILE_EVENT_SPAN) {
-      ++spans_per_tid[ev[i].thread_id];
+    std::string name = e.name;
+    if (e.kind == AXL_PROFILE_EVENT_SPAN) {
+      ++spans_per_tid[e.thread_id];
       bool is_outer = name == "t" + std::to_string(t) + ".outer";
       bool is_inner = name == "t" + std::to_string(t) + ".inner";
       names_match &= is_outer || is_inner;
-      depths_ok &= ev[i].depth == (is_outer ? 0u : 1u);
-    } else if (ev[i].kind == AXL_PROFILE_EVENT_MARK) {
-      ++marks_per_tid[ev[i].thread_id];
-      depths_ok &= ev[i].depth == 2;
+      depths_ok &= e.depth == (is_outer ? 0u : 1u);
+    } else if (e.kind == AXL_PROFILE_EVENT_MARK) {
+      ++marks_per_tid[e.thread_id];
+      depths_ok &= e.depth == 2;
     }
   }
   REQUIRE(axl_profile_events_release(h) == AXL_SUCCESS);

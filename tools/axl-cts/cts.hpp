@@ -24,6 +24,7 @@
 
 #include "axl/axl.h"
 #include "axl/axl.hpp"
+#include "axl/plugin.h"  // the CTS certifies plugins: it reports the plugin ABI it was built for
 
 namespace cts {
 

@@ -1,4 +1,4 @@
-/* axl/axl.h: the application ABI of libaxl.so, version 1.1.
+/* axl/axl.h: the application ABI of libaxl.so, version 1.3.
  *
  * C, stable, versioned (docs/abi.md). Every function returns an axl_status
  * (axl/status.h); on an error the calling thread's last-error record
@@ -19,8 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "axl/plugin.h" /* shared enums: AXL_LOG_*, AXL_TRACE_*, AXL_MEMCPY_*,
-                              AXL_MODULE_FORMAT_*, AXL_TEST_KERNEL_* */
+/* The constants both ABIs share (AXL_LOG_*, AXL_TRACE_*, AXL_MEMCPY_*,
+ * AXL_PLUGIN_FLAG_*, AXL_MODULE_FORMAT_*, AXL_SOURCE_LANGUAGE_*,
+ * AXL_TEST_KERNEL_*). An application never needs axl/plugin.h. */
+#include "axl/enums.h"
 #include "axl/status.h"
 
 #ifdef __cplusplus
@@ -34,7 +36,7 @@ extern "C" {
 #endif
 
 #define AXL_ABI_MAJOR 1
-#define AXL_ABI_MINOR 2
+#define AXL_ABI_MINOR 3
 
 /* Handles are opaque values, not addresses: nothing may be read through one,
  * and its bits mean nothing to the application (they name a slot of the
@@ -87,7 +89,7 @@ AXL_API const char* axl_last_error_message(void);
 /* Forget the calling thread's last error. */
 AXL_API void axl_clear_last_error(void);
 
-/* AXL_LOG_* levels (see plugin.h: TRACE 0 ... ERROR 4, OFF 6). The initial
+/* AXL_LOG_* levels (axl/enums.h: TRACE 0 ... ERROR 4, OFF 6). The initial
  * level comes from AXL_LOG_LEVEL (default warn); the sink from AXL_LOG_FILE
  * (default stderr). */
 AXL_API axl_status axl_set_log_level(int32_t level);
@@ -592,14 +594,14 @@ AXL_API axl_status axl_flag_reset(axl_flag_t flag);
 /* ======================================================================== */
 
 /* Loads a backend-native module (a shared object on the cpu backend; PTX,
- * cubin or fatbin on cuda). `format` is an AXL_MODULE_FORMAT_* from plugin.h,
+ * cubin or fatbin on cuda). `format` is an AXL_MODULE_FORMAT_* (axl/enums.h),
  * 0 to let the backend detect it. */
 AXL_API axl_status axl_module_load_data(axl_device_t device, const void* data,
                                         size_t size_bytes, int32_t format,
                                         axl_module_t* out_module);
 AXL_API axl_status axl_module_load_file(axl_device_t device, const char* path,
                                         int32_t format, axl_module_t* out_module);
-/* Compiles `source` in `language` (AXL_SOURCE_LANGUAGE_* from plugin.h, e.g.
+/* Compiles `source` in `language` (AXL_SOURCE_LANGUAGE_* (axl/enums.h), e.g.
  * CUDA C++ through NVRTC on cuda devices) for `device` and loads the result.
  * `options` are passed to the compiler (num_options entries; NULL if 0);
  * `name` names the program in diagnostics (NULL: "axl_program"). A program
@@ -616,7 +618,7 @@ AXL_API axl_status axl_module_release(axl_module_t module);
 /* AXL_ERROR_NOT_FOUND naming the kernel if the module has none by that name. */
 AXL_API axl_status axl_module_get_kernel(axl_module_t module, const char* name,
                                          axl_kernel_t* out_kernel);
-/* Test-only: a backend's built-in AXL_TEST_KERNEL_* (plugin.h). */
+/* Test-only: a backend's built-in AXL_TEST_KERNEL_* (axl/enums.h). */
 AXL_API axl_status axl_device_get_test_kernel(axl_device_t device, int32_t which,
                                               axl_kernel_t* out_kernel);
 AXL_API axl_status axl_kernel_retain(axl_kernel_t kernel);
@@ -657,6 +659,9 @@ enum {
 };
 
 typedef struct axl_launch_trace_entry {
+  size_t struct_size;        /* set by the core: sizeof(axl_launch_trace_entry)
+                                as the core was built (since 1.3); the array's
+                                stride, see axl_launch_trace_entry_at */
   int32_t kind;              /* AXL_TRACE_KERNEL_LAUNCH/MEMCPY/MEMSET */
   int32_t memcpy_kind;       /* AXL_MEMCPY_NONE/HTOD/DTOH/DTOD */
   const char* name;          /* kernel or driver API name; owned by the trace */
@@ -682,9 +687,19 @@ AXL_API axl_status axl_launch_trace_begin(uint32_t flags);
 AXL_API axl_status axl_launch_trace_take(axl_launch_trace_t* out_trace);
 AXL_API axl_status axl_launch_trace_size(axl_launch_trace_t trace,
                                          size_t* out_count);
-/* Entries in enqueue order; valid until the trace is released. */
+/* Entries in enqueue order; valid until the trace is released. Step through
+ * them with axl_launch_trace_entry_at, never with entries[i]: a newer core's
+ * entries may be larger than this header's struct. */
 AXL_API const axl_launch_trace_entry* axl_launch_trace_entries(
     axl_launch_trace_t trace);
+/* Entry `index` of the array axl_launch_trace_entries returned (index below
+ * axl_launch_trace_size). The core's elements lie struct_size bytes apart;
+ * read a field only if it lies within entries->struct_size (a field this
+ * header declares that an older core did not have is not there). */
+static inline const axl_launch_trace_entry* axl_launch_trace_entry_at(
+    const axl_launch_trace_entry* entries, size_t index) {
+  return (const axl_launch_trace_entry*)((const char*)entries + index * entries->struct_size);
+}
 AXL_API axl_status axl_launch_trace_release(axl_launch_trace_t trace);
 
 /* ======================================================================== */
@@ -797,7 +812,8 @@ AXL_API axl_status axl_dtype_size_bits(uint32_t dtype_code, uint32_t* out_bits);
  * loaded: "on" or a true-like value (1, true, yes, on; any case) -> ON,
  * "detailed" -> DETAILED, anything else -> OFF. axl_profile_set_level
  * overrides it at any time. When the level is OFF a span costs one relaxed
- * atomic load (axl_profile_level_word, read inline by axl.hpp). */
+ * atomic load (of the word at axl_profile_level_address(), read inline by
+ * axl.hpp). */
 
 enum {
   AXL_PROFILE_OFF = 0,      /* no spans (default) */
@@ -805,10 +821,13 @@ enum {
   AXL_PROFILE_DETAILED = 2  /* spans on; backends may add finer markers */
 };
 
-/* The current level, AXL_PROFILE_*. Read it with a relaxed atomic load
- * (__atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED)); never write
- * it: use axl_profile_set_level. */
-AXL_API extern int32_t axl_profile_level_word;
+/* Where the current level (AXL_PROFILE_*) lives, for a caller that checks it
+ * on a hot path without a call: read it with a relaxed atomic load
+ * (__atomic_load_n(axl_profile_level_address(), __ATOMIC_RELAXED)); never
+ * write it (use axl_profile_set_level). The address is the same for the life
+ * of the process. Replaces the exported data symbol axl_profile_level_word of
+ * 1.0-1.2 (since 1.3): the library exports no data. Never fails. */
+AXL_API const int32_t* axl_profile_level_address(void);
 
 /* The current level (the same load, as a call). */
 AXL_API int32_t axl_profile_level(void);
@@ -877,6 +896,9 @@ enum {
 };
 
 typedef struct axl_profile_event {
+  size_t struct_size; /* set by the core: sizeof(axl_profile_event) as the
+                         core was built (since 1.3); the array's stride, see
+                         axl_profile_event_at */
   const char* name;   /* span message, mark message, kernel/API name; owned
                          by the snapshot */
   int32_t kind;       /* AXL_PROFILE_EVENT_* */
@@ -902,8 +924,15 @@ AXL_API axl_status axl_profile_collector_start(void);
  * completed (a span when it closed). Release with axl_profile_events_release. */
 AXL_API axl_status axl_profile_collector_take(axl_profile_events_t* out);
 AXL_API axl_status axl_profile_events_size(axl_profile_events_t events, size_t* out_count);
-/* Valid until the snapshot is released; NULL for an invalid handle. */
+/* Valid until the snapshot is released; NULL for an invalid handle. Step
+ * through the events with axl_profile_event_at (as for launch-trace
+ * entries: a newer core's events may be larger than this header's struct). */
 AXL_API const axl_profile_event* axl_profile_events_data(axl_profile_events_t events);
+/* Event `index` of the array axl_profile_events_data returned. */
+static inline const axl_profile_event* axl_profile_event_at(const axl_profile_event* events,
+                                                            size_t index) {
+  return (const axl_profile_event*)((const char*)events + index * events->struct_size);
+}
 AXL_API axl_status axl_profile_events_release(axl_profile_events_t events);
 
 #ifdef __cplusplus

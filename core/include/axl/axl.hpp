@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -49,6 +50,18 @@ inline void check(axl_status s) {
   std::string msg = (e.message && *e.message) ? e.message : axl_status_name(s);
   throw Error(s, e.backend ? e.backend : "", e.native_code, e.native_name ? e.native_name : "",
               msg);
+}
+
+// A copy of one element of an array the core hands out (launch-trace
+// entries, profile events), as this header declares the struct: fields the
+// core did not fill (an older core's smaller struct_size) are zero, fields a
+// newer core appended are not read. struct_size is the core's.
+template <typename T>
+T read_element(const T* element) noexcept {
+  T out{};
+  const size_t n = element->struct_size < sizeof(T) ? element->struct_size : sizeof(T);
+  std::memcpy(static_cast<void*>(&out), element, n);
+  return out;
 }
 
 namespace detail {
@@ -365,7 +378,10 @@ inline std::vector<LaunchTraceEntry> take_launch_trace() {
   if (s == AXL_SUCCESS) {
     const axl_launch_trace_entry* e = axl_launch_trace_entries(t);
     out.reserve(n);
-    for (size_t i = 0; i < n; ++i) out.push_back({e[i], e[i].name ? e[i].name : ""});
+    for (size_t i = 0; i < n; ++i) {
+      const axl_launch_trace_entry c = read_element(axl_launch_trace_entry_at(e, i));
+      out.push_back({c, c.name ? c.name : ""});
+    }
   }
   axl_launch_trace_release(t);
   check(s);
@@ -383,13 +399,20 @@ inline std::vector<axl_device_spec> parse_device_spec(const std::string& text) {
 }
 
 // ----------------------------------------------------------- profiler spans --
+// The profiling level (AXL_PROFILE_*) by one relaxed load: the core's word,
+// whose address never changes, is looked up once per process.
+inline int32_t profile_level_now() noexcept {
+  static const int32_t* const word = axl_profile_level_address();
+  return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+
 // A span for the enclosing scope (MAX's Trace): one relaxed load and a
 // not-taken branch when profiling is off; otherwise axl_profile_push now and
 // axl_profile_pop at scope exit, on the same thread.
 class ScopedRange {
  public:
   explicit ScopedRange(const char* message, uint32_t argb = 0xFFB5BAF5u) noexcept
-      : open_(__builtin_expect(__atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED) != 0, 0)
+      : open_(__builtin_expect(profile_level_now() != 0, 0)
                   ? axl_profile_push(message, argb) != 0
                   : false) {}
   ~ScopedRange() {
@@ -399,7 +422,7 @@ class ScopedRange {
   ScopedRange& operator=(const ScopedRange&) = delete;
   // An instant marker with this message (nothing when off).
   static void mark(const char* message, uint32_t argb = 0xFFB5BAF5u) noexcept {
-    if (__atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED) != 0) axl_profile_mark(message, argb);
+    if (profile_level_now() != 0) axl_profile_mark(message, argb);
   }
   bool is_open() const noexcept { return open_; }
 
@@ -408,7 +431,7 @@ class ScopedRange {
 };
 
 inline bool profiling_enabled() noexcept {
-  return __atomic_load_n(&axl_profile_level_word, __ATOMIC_RELAXED) != AXL_PROFILE_OFF;
+  return profile_level_now() != AXL_PROFILE_OFF;
 }
 // "off", "on" or "detailed"; throws axl::Error (INVALID_ARGUMENT) otherwise.
 inline void set_profiling_state(const std::string& state) {

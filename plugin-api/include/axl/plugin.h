@@ -1,10 +1,10 @@
-/* axl/plugin.h: the backend plugin ABI, version 1.1.
+/* axl/plugin.h: the backend plugin ABI, version 1.2.
  *
  * A backend is a shared object named libaxl_plugin_<name>.so that exports one
  * symbol, axl_plugin_negotiate. Everything else reaches the core through the
  * function table the plugin returns from it. C99; depends only on <stdint.h>,
- * <stddef.h> and axl/status.h. The versioning policy and the changelog are in
- * docs/abi.md.
+ * <stddef.h>, axl/enums.h and axl/status.h. The versioning policy and the
+ * changelog are in docs/abi.md.
  *
  * Rules every plugin follows (docs/plugin-guide.md explains each):
  *  - negotiate has no side effects: no driver calls, no threads, nothing
@@ -32,6 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "axl/enums.h" /* constants shared with axl.h: AXL_LOG_*, AXL_TRACE_*,
+                            AXL_MEMCPY_*, AXL_PLUGIN_FLAG_*, AXL_MODULE_FORMAT_*,
+                            AXL_SOURCE_LANGUAGE_*, AXL_TEST_KERNEL_* */
 #include "axl/status.h"
 
 #ifdef __cplusplus
@@ -64,31 +67,6 @@ typedef struct axl_pkernel_s* axl_pkernel;
 /* ------------------------------------------------------------------------ */
 /* Host services: what the core offers the plugin.                           */
 /* ------------------------------------------------------------------------ */
-
-/* Log levels, the same numbers as axl.h's AXL_LOG_* and spdlog's. */
-enum {
-  AXL_LOG_TRACE = 0,
-  AXL_LOG_DEBUG = 1,
-  AXL_LOG_INFO = 2,
-  AXL_LOG_WARN = 3,
-  AXL_LOG_ERROR = 4,
-  AXL_LOG_OFF = 6
-};
-
-/* Launch-trace operation kinds (MAX's LaunchTraceEntry.OperationKind). */
-enum {
-  AXL_TRACE_KERNEL_LAUNCH = 0,
-  AXL_TRACE_MEMCPY = 1,
-  AXL_TRACE_MEMSET = 2
-};
-
-/* Copy directions (MAX's LaunchTraceEntry.MemcpyKind). */
-enum {
-  AXL_MEMCPY_NONE = 0,
-  AXL_MEMCPY_HTOD = 1,
-  AXL_MEMCPY_DTOH = 2,
-  AXL_MEMCPY_DTOD = 3
-};
 
 /* One operation a plugin enqueued while tracing was on. The plugin fills it
  * on the enqueuing thread, before the enqueue slot returns; the core copies
@@ -135,21 +113,6 @@ typedef struct axl_host_services {
 /* ------------------------------------------------------------------------ */
 /* Descriptors and property blocks.                                          */
 /* ------------------------------------------------------------------------ */
-
-/* Backend flags in axl_plugin_info.flags. */
-enum {
-  /* The backend keeps working in a child after fork(); otherwise the core
-   * answers AXL_ERROR_FORKED in the child once the backend was initialised. */
-  AXL_PLUGIN_FLAG_FORK_SAFE = 1u << 0,
-  /* Devices are accelerators that only exist as compile targets. */
-  AXL_PLUGIN_FLAG_VIRTUAL = 1u << 1,
-  /* Experimental: the core logs a warning when it loads the plugin. */
-  AXL_PLUGIN_FLAG_EXPERIMENTAL = 1u << 2,
-  /* The devices are host CPUs (label "cpu"); otherwise accelerators ("gpu").
-   * Declared here so the core can count devices by label without calling
-   * backend_init (which keeps fork() after discovery safe). */
-  AXL_PLUGIN_FLAG_HOST = 1u << 3
-};
 
 typedef struct axl_plugin_info {
   size_t struct_size;  /* sizeof(axl_plugin_info) */
@@ -215,17 +178,6 @@ enum {
   AXL_EVENT_FLAG_TIMING = 1u << 0
 };
 
-/* Module binary formats, a hint for backends that accept several. */
-enum {
-  AXL_MODULE_FORMAT_AUTO = 0,
-  AXL_MODULE_FORMAT_SHARED_OBJECT = 1, /* cpu: an ELF shared object */
-  AXL_MODULE_FORMAT_PTX = 2,
-  AXL_MODULE_FORMAT_CUBIN = 3,
-  AXL_MODULE_FORMAT_FATBIN = 4,
-  AXL_MODULE_FORMAT_HSACO = 5,
-  AXL_MODULE_FORMAT_SPIRV = 6
-};
-
 typedef struct axl_module_desc {
   size_t struct_size;  /* sizeof(axl_module_desc) */
   const void* data;    /* the module's bytes; may be NULL when path is set */
@@ -234,15 +186,6 @@ typedef struct axl_module_desc {
   int32_t format;      /* AXL_MODULE_FORMAT_* */
   uint32_t reserved;   /* zero */
 } axl_module_desc;
-
-/* Source languages of axl_compile_desc (ABI 1.1). */
-enum {
-  /* CUDA C++ as NVRTC compiles it. Kernels meant to be looked up by name
-   * are declared extern "C" (NVRTC mangles other names). */
-  AXL_SOURCE_LANGUAGE_CUDA = 1,
-  /* HIP C++ as hipRTC compiles it; extern "C" as for CUDA. */
-  AXL_SOURCE_LANGUAGE_HIP = 2
-};
 
 /* A program to compile at run time into a module (ABI 1.1). */
 typedef struct axl_compile_desc {
@@ -276,15 +219,6 @@ typedef struct axl_launch_config {
   uint32_t block[3];         /* threads per block in x, y, z; each >= 1 */
   uint64_t shared_mem_bytes; /* dynamic shared memory per block, bytes */
 } axl_launch_config;
-
-/* Known kernels each backend can hand out without a compiler, so the
- * conformance suite can launch real work. Arguments, in order: */
-enum {
-  /* (axl_devaddr data, uint32_t n): data[i] += 1 for i < n, over uint32. */
-  AXL_TEST_KERNEL_INCREMENT_U32 = 0,
-  /* (axl_devaddr data, uint32_t n, uint32_t value): data[i] = value. */
-  AXL_TEST_KERNEL_FILL_U32 = 1
-};
 
 /* Host callback enqueued on a queue; runs on a backend thread after all
  * earlier work on the queue. It must not call blocking axl functions. */
@@ -476,7 +410,6 @@ typedef void (*axl_host_fn)(void* user_data);
                                                                                                    \
   /* Appended slots go here: OPTIONAL, with the new minor. */                                      \
   AXL_PLUGIN_SLOTS_EXTRA(X)
-
 
 /* 1 for a REQUIRED slot, 0 for an OPTIONAL one: AXL_PLUGIN_SLOT_IS_REQUIRED(req)
  * turns the list's second column into a value. */
