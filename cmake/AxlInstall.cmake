@@ -1,6 +1,6 @@
 # Install layout and the packages consumers use to find axl.
 #
-#   include/axl/                axl.h, axl.hpp (core), plugin.h, status.h, cpu_kernel.h
+#   include/axl/                axl.h, axl.hpp (core), plugin.h, status.h, enums.h, cpu_kernel.h
 #   lib/libaxl.so*              the core
 #   lib/axl/plugins/            libaxl_plugin_<name>.so (installed by axl_add_plugin)
 #   lib/cmake/axl/              axlConfig.cmake, axlConfigVersion.cmake, axlTargets*.cmake
