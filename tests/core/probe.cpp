@@ -341,6 +341,11 @@ int fork_after_init() {
     axl_event_t ne = nullptr;
     t0 = now_ms();
     timed("child.event_create", axl_event_create(d, 0, &ne), t0);
+    t0 = now_ms();
+    timed("child.record_event", axl_queue_record_event(q, e), t0);
+    uint64_t flag_address = 0;
+    t0 = now_ms();
+    timed("child.flag_device_address", axl_flag_device_address(gate, &flag_address), t0);
     // Releasing what the parent created must neither hang nor call into the
     // dead backend.
     t0 = now_ms();
