@@ -213,6 +213,8 @@ AXL_API axl_status axl_flag_device_address(axl_flag_t flag, uint64_t* out) {
   return guard([&]() -> axl_status {
     AXL_FLAG(f, flag);
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_flag_device_address: out is NULL");
+    // It asks the plugin: a forked child gets FORKED, as for every such call.
+    if (axl_status s = device_usable(f->device)) return s;
     return AXL_CALL(f->device->backend, flag_get_device_address, f->pf, out);
   });
 }

@@ -89,6 +89,10 @@ axl_status Completion::wait() {
     return fail_from(AXL_ERROR_HOST_HAZARD, failure, failure.message);
   }
   if (ready.load(std::memory_order_acquire)) return AXL_SUCCESS;
+  // In a child forked after the backend was initialised nothing completes
+  // the parent's work: FORKED at once, as every call that needs the
+  // backend answers, instead of waiting on it (or synchronizing) forever.
+  if (axl_status s = device ? device_usable(device) : AXL_SUCCESS) return s;
   if (axl_status why = link ? ensure_recorded() : AXL_SUCCESS) {
     std::lock_guard<std::mutex> ll(link->mu);
     if (Queue* q = link->queue)
@@ -111,6 +115,7 @@ axl_status Completion::wait() {
 
 bool Completion::query() {
   if (poisoned.load(std::memory_order_acquire) || ready.load(std::memory_order_acquire)) return true;
+  if (device && device_usable(device) != AXL_SUCCESS) return false;  // forked: see wait()
   if (link && ensure_recorded() != AXL_SUCCESS) return false;
   if (ready.load(std::memory_order_acquire) || !pe) return true;
   if (AXL_CALL(device->backend, event_query, pe) != AXL_SUCCESS) return false;

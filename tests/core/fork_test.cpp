@@ -41,7 +41,8 @@ TEST_CASE("fork after the cpu backend was used: FORKED at once in the child", "[
   // Every call that reaches the backend answers FORKED with a spawn hint.
   for (const char* call : {"child.device_get", "child.buffer_create", "child.queue_create",
                            "child.copy", "child.fill", "child.sync", "child.event_query",
-                           "child.event_sync", "child.device_sync", "child.event_create"}) {
+                           "child.event_sync", "child.device_sync", "child.event_create",
+                           "child.record_event", "child.flag_device_address", "child.host_wait"}) {
     INFO(call);
     CHECK(kv[call] == "AXL_ERROR_FORKED");
     CHECK(kv[std::string(call) + ".error_status"] == "AXL_ERROR_FORKED");
@@ -65,5 +66,6 @@ TEST_CASE("fork after the cpu backend was used: FORKED at once in the child", "[
   CHECK(kv["parent.pending_copy"] == "AXL_SUCCESS");
   CHECK(kv["parent.after_sync"] == "AXL_SUCCESS");
   CHECK(kv["parent.event_after"] == "AXL_SUCCESS");
+  CHECK(kv["parent.tracked_wait"] == "AXL_SUCCESS");
   CHECK(kv["parent.after_fork_work"] == "ok");
 }

@@ -309,6 +309,11 @@ int fork_after_init() {
   report("parent.gate", axl_queue_wait_flag(q, gate, 1));
   report("parent.pending_copy", axl_queue_copy_from_host(q, b, 0, bytes, sizeof bytes));
   report("parent.record", axl_queue_record_event(q, e));
+  // A tracked buffer whose writer is pending at the fork: a host wait for
+  // it in the child would wait for an event no thread there completes.
+  axl_buffer_t tb = nullptr;
+  report("parent.tracked", axl_buffer_create(d, 64, AXL_BUFFER_FLAG_TRACKED, &tb));
+  report("parent.tracked_copy", axl_queue_copy_from_host(q, tb, 0, bytes, 64));
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0) {
@@ -341,6 +346,13 @@ int fork_after_init() {
     axl_event_t ne = nullptr;
     t0 = now_ms();
     timed("child.event_create", axl_event_create(d, 0, &ne), t0);
+    t0 = now_ms();
+    timed("child.record_event", axl_queue_record_event(q, e), t0);
+    uint64_t flag_address = 0;
+    t0 = now_ms();
+    timed("child.flag_device_address", axl_flag_device_address(gate, &flag_address), t0);
+    t0 = now_ms();
+    timed("child.host_wait", axl_buffer_host_wait(tb, AXL_ACCESS_READ), t0);
     // Releasing what the parent created must neither hang nor call into the
     // dead backend.
     t0 = now_ms();
@@ -358,6 +370,8 @@ int fork_after_init() {
   report("parent.open_gate", axl_flag_signal(gate, 1));
   report("parent.after_sync", axl_queue_synchronize(q));
   report("parent.event_after", axl_event_query(e));
+  report("parent.tracked_wait", axl_buffer_host_wait(tb, AXL_ACCESS_READ));
+  axl_buffer_release(tb);
   axl_flag_release(gate);
   kv("parent.after_fork_work", round_trip(d, "parent.after"));
   axl_event_release(e);

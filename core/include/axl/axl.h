@@ -1,9 +1,56 @@
 /* axl/axl.h: the application ABI of libaxl.so, version 1.3.
  *
- * C, stable, versioned (docs/abi.md). Every function returns an axl_status
- * (axl/status.h); on an error the calling thread's last-error record
- * (axl_last_error) says which backend, which native code and what happened.
+ * C, stable, versioned (docs/abi.md). Every function that can fail returns
+ * an axl_status (axl/status.h); on an error the calling thread's last-error
+ * record (axl_last_error) says which backend, which native code and what
+ * happened. The others are plain getters that return their answer (a name,
+ * a number, a pointer, 0/1) or nothing: the version, status and state
+ * names, axl_last_error_message, axl_clear_last_error, axl_device_equal,
+ * axl_is_virtual_device_mode, the pure layout queries, axl_kernel_name, the
+ * launch-trace and profile-event arrays, and the profiler's level, colour,
+ * span, mark, depth and sink calls. They never fail, record no error, and
+ * each says what it answers on bad input (a NULL pointer, a released
+ * handle): NULL, "" or 0.
  * Every function is safe to call from several threads at once.
+ *
+ * Errors. The comment of each function names the errors particular to it:
+ * "Errors: AXL_ERROR_X when ...", or "Always AXL_SUCCESS", or for a getter
+ * "Never fails" and "Bad input: <answer>". These hold for every function
+ * that returns a status and are not repeated:
+ *  - a handle that is NULL, released or of another kind:
+ *    AXL_ERROR_INVALID_HANDLE, worded as "Handles are opaque values" below
+ *    says;
+ *  - a NULL out-pointer (a parameter named out or out_*, unless its comment
+ *    says it may be NULL), or a struct_size below the size of its struct:
+ *    AXL_ERROR_INVALID_ARGUMENT;
+ *  - the core ran out of host memory: AXL_ERROR_OUT_OF_HOST_MEMORY, from any
+ *    function that allocates (every create, enqueue and record does); a C++
+ *    exception inside the core or a plugin: AXL_ERROR_INTERNAL.
+ * A comment that says "Backend errors" marks a function that reaches a
+ * device's backend; it may then also return:
+ *  - AXL_ERROR_FORKED when the backend was initialised before fork() and
+ *    this is the child;
+ *  - the error the backend's initialisation failed with, remembered and
+ *    returned again on every use (AXL_ERROR_BACKEND_UNAVAILABLE: no driver
+ *    or no device; others as the plugin reported them);
+ *  - AXL_ERROR_UNSUPPORTED naming the plugin slot when the backend does not
+ *    implement one the call needs;
+ *  - any error the plugin returns for the operation, passed through with
+ *    the plugin's backend name, native code and message (commonly
+ *    AXL_ERROR_OUT_OF_DEVICE_MEMORY, AXL_ERROR_DEVICE_LOST, AXL_ERROR_TIMEOUT
+ *    when a bounded queue stays full, see axl_queue_options).
+ * A comment that says a function "runs discovery" marks one that may return
+ * the error of axl_init (AXL_ERROR_PLUGIN_INVALID).
+ *
+ * Which comment documents a function: the comment that ends on the line
+ * directly above its declaration. The one exception: axl_<object>_release,
+ * declared directly below axl_<object>_retain, shares the retain's comment.
+ * So every other function has a comment of its own, and removing one
+ * leaves its function undocumented rather than silently covered by the
+ * comment of the declaration above. tests/core/check_axl_h_errors.py fails
+ * when a function's comment names no error (AXL_ERROR_*, "Backend errors")
+ * nor says that it cannot fail, or, for a getter, does not say "Never
+ * fails" and, if it takes arguments, "Bad input: ...".
  *
  * Handles are reference counted. Functions that return a handle return a new
  * reference the caller releases with axl_<object>_release. A child keeps its
@@ -63,12 +110,14 @@ typedef struct axl_launch_trace_s* axl_launch_trace_t;
 /* Version, errors, logging                                                 */
 /* ======================================================================== */
 
-/* The core's version, "major.minor.patch". Static storage. */
+/* The core's version, "major.minor.patch". Static storage. Never fails. */
 AXL_API const char* axl_version_string(void);
-/* (major << 16) | minor of the application ABI this library implements. */
+/* (major << 16) | minor of the application ABI this library implements.
+ * Never fails. */
 AXL_API uint32_t axl_abi_version(void);
 
-/* "AXL_ERROR_INVALID_ARGUMENT" etc.; "AXL_STATUS_UNKNOWN" for other values. */
+/* "AXL_ERROR_INVALID_ARGUMENT" etc. Static storage. Never fails.
+ * Bad input: "AXL_STATUS_UNKNOWN" for a value that is no axl_status. */
 AXL_API const char* axl_status_name(axl_status status);
 
 /* Detail of the last error returned on the calling thread. The strings stay
@@ -83,24 +132,31 @@ typedef struct axl_error_info {
   const char* message;     /* human-readable detail; never NULL */
 } axl_error_info;
 
+/* Fills *out with the calling thread's last error. Errors: only the
+ * common AXL_ERROR_INVALID_ARGUMENT (out NULL or its struct_size too small),
+ * which then replaces the record it was asked for. */
 AXL_API axl_status axl_last_error(axl_error_info* out);
-/* The message of the last error on this thread ("" if none). */
+/* The message of the last error on this thread ("" if none); valid as the
+ * strings of axl_last_error are. Never fails. */
 AXL_API const char* axl_last_error_message(void);
-/* Forget the calling thread's last error. */
+/* Forget the calling thread's last error. Never fails. */
 AXL_API void axl_clear_last_error(void);
 
 /* AXL_LOG_* levels (axl/enums.h: TRACE 0 ... ERROR 4, OFF 6). The initial
  * level comes from AXL_LOG_LEVEL (default warn); the sink from AXL_LOG_FILE
- * (default stderr). */
+ * (default stderr). Errors: AXL_ERROR_INVALID_ARGUMENT naming the level
+ * unless it is one of those (5 is none). */
 AXL_API axl_status axl_set_log_level(int32_t level);
 
 /* ======================================================================== */
 /* Plugins and discovery                                                    */
 /* ======================================================================== */
 
-/* Runs discovery once (later calls return at once). Every other function
- * calls it implicitly. Returns an error only when AXL_PLUGINS names a plugin
- * that failed to load (the detail names the file and the reason). */
+/* Runs discovery once (later calls return at once). The functions whose
+ * comment says they run discovery call it implicitly. Errors:
+ * AXL_ERROR_PLUGIN_INVALID, returned again by every later call, only when
+ * AXL_PLUGINS names a plugin that failed to load or a relative path (the
+ * detail names the file and the reason). */
 AXL_API axl_status axl_init(void);
 
 /* Tells axl that the process is ending, so that exit always ends. Language
@@ -151,15 +207,24 @@ typedef struct axl_plugin_record {
   uint32_t flags;       /* AXL_PLUGIN_FLAG_* it declared */
 } axl_plugin_record;
 
-/* Every plugin file discovery considered, in discovery order. */
+/* How many plugin files discovery considered. It runs discovery but, unlike
+ * the other functions that do, reports the files even when axl_init failed
+ * (no AXL_ERROR_PLUGIN_INVALID). Errors: only the common
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out_count). */
 AXL_API axl_status axl_plugin_count(uint32_t* out_count);
+/* The index-th of them, in discovery order; reports like axl_plugin_count.
+ * Errors: AXL_ERROR_OUT_OF_RANGE naming the count when index >= count; the
+ * common AXL_ERROR_INVALID_ARGUMENT (NULL out, small struct_size). */
 AXL_API axl_status axl_plugin_get_record(uint32_t index, axl_plugin_record* out);
 /* "loaded", "skipped", "shadowed", "disabled" or "unavailable" for an
- * AXL_PLUGIN_STATE_* value; "unknown" for any other. Static storage. */
+ * AXL_PLUGIN_STATE_* value. Static storage. Never fails. Bad input:
+ * "unknown" for any other value. */
 AXL_API const char* axl_plugin_state_name(int32_t state);
 /* The discovery trace (folders searched, files tried, results), one event a
  * line, NUL-terminated. Two-call protocol: with buf NULL or too small,
- * *out_size gets the bytes needed (including the NUL). */
+ * *out_size gets the bytes needed (including the NUL) and buf is left
+ * untouched. Like axl_plugin_count, it reports even when axl_init failed.
+ * Errors: AXL_ERROR_INVALID_ARGUMENT only for a NULL out_size. */
 AXL_API axl_status axl_discovery_log(char* buf, size_t capacity,
                                      size_t* out_size);
 
@@ -169,12 +234,20 @@ AXL_API axl_status axl_discovery_log(char* buf, size_t capacity,
 
 /* Devices are ordered by backend in discovery order, then by the backend's
  * index. A label selects "cpu" (host) or "gpu" (accelerator) devices; NULL
- * selects all. Accelerator `i` below is the i-th device with label "gpu". */
+ * selects all. Accelerator `i` below is the i-th device with label "gpu".
+ * Runs discovery. Errors: AXL_ERROR_INVALID_ARGUMENT naming a label that is
+ * not "cpu", "gpu" or NULL. */
 AXL_API axl_status axl_device_count(const char* label, uint32_t* out_count);
-/* AXL_ERROR_OUT_OF_RANGE naming the count if index >= count. Initialises the
- * device's backend on first use. */
+/* Initialises the device's backend on first use. Runs discovery. Backend
+ * errors (of that backend's initialisation and device creation).
+ * Errors: AXL_ERROR_INVALID_ARGUMENT for a bad label as axl_device_count;
+ * AXL_ERROR_OUT_OF_RANGE naming the count if index >= count. */
 AXL_API axl_status axl_device_get(const char* label, uint32_t index,
                                   axl_device_t* out_device);
+/* Devices live for the process: the core keeps a reference of its own.
+ * Errors: AXL_ERROR_INVALID_HANDLE also when a release would drop more
+ * references than the application obtained ("released more times than it
+ * was obtained"). */
 AXL_API axl_status axl_device_retain(axl_device_t device);
 AXL_API axl_status axl_device_release(axl_device_t device);
 
@@ -195,26 +268,45 @@ typedef struct axl_device_info {
   uint8_t reserved[5];
 } axl_device_info;
 
-/* Strings are owned by the device and live as long as it. */
+/* Strings are owned by the device and live as long as it. Errors: only the
+ * common AXL_ERROR_INVALID_HANDLE and AXL_ERROR_INVALID_ARGUMENT (NULL out,
+ * small struct_size); it does not reach the backend. */
 AXL_API axl_status axl_device_get_info(axl_device_t device, axl_device_info* out);
+/* Free and total device memory in bytes, as the driver reports them.
+ * Backend errors. Errors: AXL_ERROR_INVALID_ARGUMENT if either out-pointer
+ * is NULL. */
 AXL_API axl_status axl_device_get_memory_info(axl_device_t device,
                                               uint64_t* out_free,
                                               uint64_t* out_total);
 /* *out = 1 if `device` can access `peer`'s memory directly (MAX's rules:
- * a device and itself 0; devices of different backends 0). */
+ * a device and itself 0; host devices and devices of different backends 0,
+ * without asking the backend; 0 when the backend has no peer slot).
+ * Backend errors (only for two accelerators of one backend). Errors: the
+ * common AXL_ERROR_INVALID_HANDLE naming "device" or "peer device". */
 AXL_API axl_status axl_device_can_access(axl_device_t device, axl_device_t peer,
                                          uint8_t* out);
+/* AXL_SUCCESS at once for a device and itself. Backend errors (a backend
+ * without the slot: AXL_ERROR_UNSUPPORTED). Errors: AXL_ERROR_UNSUPPORTED
+ * naming both devices when they belong to different backends. */
 AXL_API axl_status axl_device_enable_peer_access(axl_device_t device,
                                                  axl_device_t peer);
 /* Enables access between every pair of accelerators that can; the error names
- * the first pair that failed. */
+ * the first pair that failed, with that failure's status. Runs discovery.
+ * Backend errors (of axl_device_get and axl_device_enable_peer_access).
+ * AXL_SUCCESS when there are fewer than two accelerators. */
 AXL_API axl_status axl_enable_all_peer_access(void);
-/* Waits for all work on every queue of the device. */
+/* Waits for all work on every queue of the device, then reports a release of
+ * the device's memory that failed since (see axl_buffer_release). Backend
+ * errors: the first error a queue's synchronize returned. */
 AXL_API axl_status axl_device_synchronize(axl_device_t device);
-/* The device's default queue (a new reference). Created with the device. */
+/* The device's default queue (a new reference). Created with the device.
+ * Errors: only the common AXL_ERROR_INVALID_HANDLE and
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out_queue). */
 AXL_API axl_status axl_device_default_queue(axl_device_t device,
                                             axl_queue_t* out_queue);
-/* 1 if both handles name the same device. */
+/* 1 if both handles name the same device, else 0: the values are compared,
+ * nothing is looked up. Never fails. Bad input: compared as values too
+ * (NULL and NULL are equal). */
 AXL_API int axl_device_equal(axl_device_t a, axl_device_t b);
 
 /* ------------------------------------------------------------------------ */
@@ -225,13 +317,14 @@ typedef struct axl_device_spec {
   int32_t id;             /* accelerator id; -1 for cpu */
 } axl_device_spec;
 
-/* Parses a spec string. gpu:all expands to every accelerator present.
- * Two-call protocol on specs/capacity/out_count. AXL_ERROR_INVALID_ARGUMENT
- * names the bad token. Whitespace around ids is allowed; the label is
- * case-insensitive; duplicates are kept once, in first-seen order. An id is
- * ASCII digits only (no sign, '_' or other scripts' digits) and at most
- * INT32_MAX (the type of axl_device_spec.id): a larger one is refused with
- * AXL_ERROR_INVALID_ARGUMENT naming it, never wrapped. */
+/* Parses a spec string. gpu:all expands to every accelerator present
+ * (runs discovery). Two-call protocol on specs/capacity/out_count (specs
+ * untouched when NULL or too small). AXL_ERROR_INVALID_ARGUMENT for a NULL
+ * text, and naming the bad token. Whitespace around ids is allowed; the
+ * label is case-insensitive; duplicates are kept once, in first-seen order.
+ * An id is ASCII digits only (no sign, '_' or other scripts' digits) and at
+ * most INT32_MAX (the type of axl_device_spec.id): a larger one is refused
+ * with AXL_ERROR_INVALID_ARGUMENT naming it, never wrapped. */
 AXL_API axl_status axl_device_spec_parse(const char* text, axl_device_spec* specs,
                                          size_t capacity, size_t* out_count);
 
@@ -250,30 +343,46 @@ enum {
   AXL_BUFFER_FLAG_TRACKED = 1u << 1
 };
 
-/* Allocates `size_bytes` (> 0, <= max_single_alloc_bytes) on `device`. */
+/* Allocates `size_bytes` (> 0, <= max_single_alloc_bytes) on `device`.
+ * Backend errors (the plugin's AXL_ERROR_OUT_OF_DEVICE_MEMORY only after the
+ * memory released earlier and still pending was given a chance, up to 5 s).
+ * Errors: AXL_ERROR_INVALID_ARGUMENT for unknown flags or a size of 0;
+ * AXL_ERROR_OUT_OF_DEVICE_MEMORY, without asking the backend, for a device
+ * allocation larger than max_single_alloc_bytes. */
 AXL_API axl_status axl_buffer_create(axl_device_t device, uint64_t size_bytes,
                                      uint32_t flags, axl_buffer_t* out_buffer);
 /* A view of [offset, offset + size_bytes) of `buffer`, sharing its memory and
- * keeping it alive. */
+ * keeping it alive. Errors: AXL_ERROR_INVALID_ARGUMENT for a size of 0;
+ * AXL_ERROR_OUT_OF_RANGE when the range is not inside the buffer. */
 AXL_API axl_status axl_buffer_view(axl_buffer_t buffer, uint64_t offset,
                                    uint64_t size_bytes, axl_buffer_t* out_view);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_buffer_retain(axl_buffer_t buffer);
 /* Releasing the last reference never blocks: memory that queued work still
  * uses is freed by the core's background thread once the queues that used
  * it have reached the release point (the stream-ordered free of
- * cuMemFreeAsync, for every backend). */
+ * cuMemFreeAsync, for every backend). A free the backend then fails is
+ * logged and returned by the device's next axl_queue_synchronize or
+ * axl_device_synchronize. Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_buffer_release(axl_buffer_t buffer);
+/* The size in bytes. Errors: only the common AXL_ERROR_INVALID_HANDLE and
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out). The buffer getters below do not
+ * reach the backend either and add only the errors they name. */
 AXL_API axl_status axl_buffer_size(axl_buffer_t buffer, uint64_t* out_bytes);
-/* The device the memory is on (a new reference). */
+/* The device the memory is on (a new reference). Errors: the common
+ * AXL_ERROR_INVALID_HANDLE, AXL_ERROR_INVALID_ARGUMENT (NULL out). */
 AXL_API axl_status axl_buffer_device(axl_buffer_t buffer, axl_device_t* out);
-/* Device address of the first byte (what kernels receive). */
+/* Device address of the first byte (what kernels receive). Errors: the
+ * common AXL_ERROR_INVALID_HANDLE, AXL_ERROR_INVALID_ARGUMENT (NULL out). */
 AXL_API axl_status axl_buffer_device_address(axl_buffer_t buffer,
                                              uint64_t* out_address);
-/* Host pointer of the first byte, for host-device and pinned buffers only;
- * AXL_ERROR_INVALID_STATE for device memory the host cannot read. */
+/* Host pointer of the first byte, for host-device and pinned buffers only.
+ * Errors: AXL_ERROR_INVALID_STATE for device memory the host cannot read
+ * (*out_ptr untouched). */
 AXL_API axl_status axl_buffer_host_pointer(axl_buffer_t buffer, void** out_ptr);
 /* The AXL_BUFFER_FLAG_* the allocation was created with (views report their
- * allocation's flags). */
+ * allocation's flags). Errors: the common AXL_ERROR_INVALID_HANDLE,
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out). */
 AXL_API axl_status axl_buffer_flags(axl_buffer_t buffer, uint32_t* out_flags);
 
 /* Called once when the last reference to an external buffer is released,
@@ -286,8 +395,10 @@ typedef void (*axl_buffer_release_callback)(void* user_data);
  * host device `host` must equal `address`). AXL_BUFFER_FLAG_PINNED marks
  * host memory bound to an accelerator. `release` (may be NULL) runs when the
  * buffer dies; on any error it is NOT called and nothing is kept.
+ * Backend errors (only the backend's state: memory is not allocated).
  * Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL/zero address or size, a host
- * device with host != address, unknown flags. */
+ * device with host != address, PINNED without a host pointer, unknown
+ * flags. */
 AXL_API axl_status axl_buffer_create_external(axl_device_t device, uint64_t address, void* host,
                                               uint64_t size_bytes, uint32_t flags,
                                               axl_buffer_release_callback release,
@@ -299,9 +410,11 @@ AXL_API axl_status axl_buffer_create_external(axl_device_t device, uint64_t addr
 /* A layout maps an n-d index to a byte offset inside one buffer:
  *   byte(i0, ..., in-1) = offset + sum(ik * strides[k]).
  * Shapes are in elements, strides and the offset in bytes (strides may be
- * negative or zero). The functions are pure: no handles, no allocation, safe
- * from any thread. Semantics follow numpy basic indexing (and so MAX's
- * Buffer.__getitem__ and Buffer.view). */
+ * negative or zero). The functions are pure: no handles, no device work,
+ * safe from any thread. Semantics follow numpy basic indexing (and so MAX's
+ * Buffer.__getitem__ and Buffer.view). A NULL input layout, or one with rank
+ * > AXL_MAX_RANK, element_size 0 or a negative extent, is
+ * AXL_ERROR_INVALID_ARGUMENT for the functions that return a status. */
 #define AXL_MAX_RANK 32 /* numpy 1.x's NPY_MAXDIMS; keeps axl_layout at 528 bytes */
 
 typedef struct axl_layout {
@@ -330,30 +443,38 @@ typedef struct axl_index {
 } axl_index;
 
 /* A row-major contiguous layout at offset 0. Errors: AXL_ERROR_INVALID_ARGUMENT
- * for rank > AXL_MAX_RANK, a negative extent, element_size 0, or a byte size
- * that overflows 2^63. */
+ * for rank > AXL_MAX_RANK, shape NULL with rank > 0, a negative extent,
+ * element_size 0, or a byte size that overflows 2^63. */
 AXL_API axl_status axl_layout_init(axl_layout* out, uint32_t rank, const int64_t* shape,
                                    uint32_t element_size);
 /* Applies `count` indices (<= rank) to the leading dimensions; the rest are
  * kept whole. Integers wrap once when negative; slices clamp like Python's.
  * Errors: AXL_ERROR_OUT_OF_RANGE "index 4 is out of bounds for axis 2 with
  * size 3" and "too many indices" (IndexError in Python);
- * AXL_ERROR_INVALID_ARGUMENT "slice step cannot be zero". */
+ * AXL_ERROR_INVALID_ARGUMENT "slice step cannot be zero", for an invalid
+ * `in`, indices NULL with count > 0, an unknown kind, or a step whose byte
+ * stride overflows. */
 AXL_API axl_status axl_layout_index(const axl_layout* in, const axl_index* indices,
                                     uint32_t count, axl_layout* out);
 /* 1 when the elements are row-major and dense (dimensions of extent 1 are
- * ignored; zero-element layouts are contiguous), else 0. */
+ * ignored; zero-element layouts are contiguous), else 0. Never fails.
+ * Bad input: 0 for NULL or rank > AXL_MAX_RANK. */
 AXL_API int axl_layout_is_contiguous(const axl_layout* layout);
-/* Number of elements (1 for rank 0). */
+/* Number of elements (1 for rank 0). Never fails. Bad input: 0 for NULL or
+ * rank > AXL_MAX_RANK. */
 AXL_API uint64_t axl_layout_num_elements(const axl_layout* layout);
 /* [begin, end) of the bytes the layout touches; begin == end == offset for
- * zero elements. */
+ * zero elements. Never fails. Bad input: a NULL out pointer is skipped; a
+ * NULL layout gives [0, 0), rank > AXL_MAX_RANK [offset, offset). */
 AXL_API void axl_layout_extent(const axl_layout* layout, uint64_t* out_begin, uint64_t* out_end);
 /* The same bytes as elements of `element_size` (numpy's ndarray.view(dtype)).
  * With shape == NULL the last dimension is rescaled: it must be dense and
  * its byte length divisible by element_size (AXL_ERROR_INVALID_ARGUMENT with
  * MAX's text otherwise); rank 0 is AXL_ERROR_OUT_OF_RANGE. With a shape, the
- * layout must be contiguous and hold exactly the new shape's bytes. */
+ * layout must be contiguous and hold exactly the new shape's bytes.
+ * Errors: AXL_ERROR_INVALID_ARGUMENT also for element_size 0, a new shape
+ * axl_layout_init refuses, or a leading stride that is not a multiple of
+ * the new element size. */
 AXL_API axl_status axl_layout_view(const axl_layout* in, uint32_t element_size, uint32_t rank,
                                    const int64_t* shape, axl_layout* out);
 
@@ -383,28 +504,40 @@ enum {
   AXL_ACCESS_WRITE = 1u << 1 /* with READ: stamped as a write, then a read */
 };
 
-/* Marks everything enqueued on `queue` so far. */
+/* Marks everything enqueued on `queue` so far (records an event on it).
+ * Backend errors. */
 AXL_API axl_status axl_completion_record(axl_queue_t queue, axl_completion_t* out);
-/* A completion that is already poisoned with `message` (non-NULL). */
+/* A completion that is already poisoned with `message`. Errors:
+ * AXL_ERROR_INVALID_ARGUMENT for a NULL message. */
 AXL_API axl_status axl_completion_create_poisoned(const char* message, axl_completion_t* out);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_completion_retain(axl_completion_t completion);
 AXL_API axl_status axl_completion_release(axl_completion_t completion);
-/* Later waits fail with `message`, even if the marked work completed. */
+/* Later waits fail with `message`, even if the marked work completed.
+ * Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL message. */
 AXL_API axl_status axl_completion_poison(axl_completion_t completion, const char* message);
-/* AXL_SUCCESS when ready (poisoned counts as ready), AXL_ERROR_NOT_READY if not. */
+/* AXL_SUCCESS when ready (poisoned counts as ready), AXL_ERROR_NOT_READY if
+ * not, also when the backend could not record or query its event (a wait
+ * then reports why). Otherwise only AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_completion_query(axl_completion_t completion);
 /* Blocks until ready; AXL_ERROR_HOST_HAZARD with the poison message when
- * poisoned (without blocking). */
+ * poisoned (without blocking), and when the marked work failed on the
+ * device (the completion is poisoned from then on, with the backend's
+ * detail). Backend errors (recording its event late, or the queue's
+ * synchronize that replaces an event that cannot be recorded). */
 AXL_API axl_status axl_completion_wait(axl_completion_t completion);
 /* Records `completion` as a reader and/or the writer of the buffer's
  * allocation. A write replaces the writer and forgets the readers. No-op on
- * untracked buffers. */
+ * untracked buffers. Errors: AXL_ERROR_INVALID_ARGUMENT when access is 0 or
+ * has bits other than AXL_ACCESS_READ and AXL_ACCESS_WRITE. */
 AXL_API axl_status axl_buffer_stamp(axl_buffer_t buffer, axl_completion_t completion,
                                     uint32_t access);
 /* Blocks until the host may access the buffer: a READ waits for the last
  * writer, a WRITE also for the readers since. Only the stamped work is
  * waited for (see above for launches), not the queues. AXL_ERROR_HOST_HAZARD (with the producer's
- * message) when a completion waited on is poisoned. No-op when untracked. */
+ * message) when a completion waited on is poisoned; the errors of
+ * axl_completion_wait; AXL_ERROR_INVALID_ARGUMENT for an access as in
+ * axl_buffer_stamp. No-op when untracked. */
 AXL_API axl_status axl_buffer_host_wait(axl_buffer_t buffer, uint32_t access);
 
 /* ======================================================================== */
@@ -419,7 +552,13 @@ AXL_API axl_status axl_buffer_host_wait(axl_buffer_t buffer, uint32_t access);
  * when both sides are host memory, and stages through host memory when
  * device-side runs would be too many. Zero elements is a no-op. Layouts
  * reaching outside their buffer are AXL_ERROR_OUT_OF_RANGE. Overlapping
- * source and destination bytes give unspecified results (as memcpy). */
+ * source and destination bytes give unspecified results (as memcpy).
+ * Backend errors (of the queue's backend and of both buffers'). Errors:
+ * AXL_ERROR_INVALID_ARGUMENT also for a NULL or invalid layout (see
+ * Layouts), an element count that overflows 64 bits, or a queue of neither
+ * buffer's device when both are device memory; AXL_ERROR_OUT_OF_RANGE also for
+ * a layout spanning more than 2^63 bytes; the errors of
+ * axl_queue_copy_buffer for the pieces it enqueues. */
 AXL_API axl_status axl_queue_copy_layout(axl_queue_t queue, axl_buffer_t dst,
                                          const axl_layout* dst_layout, axl_buffer_t src,
                                          const axl_layout* src_layout);
@@ -435,7 +574,11 @@ typedef struct axl_copy_desc {
  * enqueued back to back on that device's default queue and stamped by one
  * completion (MAX: batch_inplace_copy). Pairs that repeat an earlier
  * (dst, dst_offset, src, src_offset, size) and identity pairs are skipped.
- * Every pair is validated before anything is enqueued. */
+ * Every pair is validated before anything is enqueued; a group that fails
+ * stops the batch (groups enqueued before it stay enqueued). Backend
+ * errors. Errors: AXL_ERROR_INVALID_ARGUMENT for copies NULL with count > 0;
+ * AXL_ERROR_INVALID_HANDLE naming "destination buffer" or "source buffer";
+ * AXL_ERROR_OUT_OF_RANGE naming the pair that does not fit its buffers. */
 AXL_API axl_status axl_copy_batch(const axl_copy_desc* copies, size_t count);
 
 /* ======================================================================== */
@@ -444,7 +587,8 @@ AXL_API axl_status axl_copy_batch(const axl_copy_desc* copies, size_t count);
 
 /* A new in-order queue on `device`; flags must be 0. Its bound on pending
  * operations is AXL_QUEUE_MAX_PENDING or the backend's default (see
- * axl_queue_options). */
+ * axl_queue_options). Backend errors. Errors: AXL_ERROR_INVALID_ARGUMENT
+ * for flags other than 0. */
 AXL_API axl_status axl_queue_create(axl_device_t device, uint32_t flags,
                                     axl_queue_t* out_queue);
 
@@ -488,65 +632,99 @@ typedef struct axl_queue_options {
 AXL_API axl_status axl_queue_create_with_options(axl_device_t device,
                                                  const axl_queue_options* options,
                                                  axl_queue_t* out_queue);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_queue_retain(axl_queue_t queue);
 /* Releasing the last reference finishes the queue's pending work first;
  * once the process is exiting, only until the exit deadline
- * (axl_process_exit_begin). */
+ * (axl_process_exit_begin). Errors: AXL_ERROR_INVALID_HANDLE also when a
+ * device's default queue would be released more times than it was
+ * obtained. */
 AXL_API axl_status axl_queue_release(axl_queue_t queue);
+/* The queue's device (a new reference). Errors: only the common
+ * AXL_ERROR_INVALID_HANDLE and AXL_ERROR_INVALID_ARGUMENT (NULL out). */
 AXL_API axl_status axl_queue_device(axl_queue_t queue, axl_device_t* out);
-/* Blocks until every operation enqueued so far finished. Returns the first
- * error an operation hit since the previous synchronize. */
+/* Blocks until every operation enqueued so far finished. Backend errors:
+ * the first error an operation hit since the previous synchronize, then a
+ * release of the device's memory that failed since (see
+ * axl_buffer_release). */
 AXL_API axl_status axl_queue_synchronize(axl_queue_t queue);
 
 /* Enqueue copies. Host memory passed by pointer must stay valid and untouched
  * until the copy ran (synchronize or an event). Offsets and sizes are bytes;
  * a range past a buffer's end is AXL_ERROR_OUT_OF_RANGE, a size of 0 is
  * AXL_ERROR_INVALID_ARGUMENT. The queue must belong to one of the devices
- * involved, or be any queue when both buffers are host memory. */
+ * involved, or be any queue when both buffers are host memory (between two
+ * buffers of device memory, a queue of neither device is
+ * AXL_ERROR_INVALID_ARGUMENT naming the devices). Backend errors
+ * (of every backend the copy reaches: across devices the core chains the
+ * devices' default queues). Errors: AXL_ERROR_INVALID_ARGUMENT also for a
+ * NULL host pointer; AXL_ERROR_OUT_OF_HOST_MEMORY when a staging copy
+ * through host memory cannot be allocated. Buffer handles are named
+ * "destination buffer" or "source buffer" in AXL_ERROR_INVALID_HANDLE.
+ * This one: host bytes at src into dst. */
 AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst,
                                             uint64_t dst_offset, const void* src,
                                             uint64_t size_bytes);
+/* The bytes of src into host memory at dst. Errors: those of
+ * axl_queue_copy_from_host above (AXL_ERROR_OUT_OF_RANGE, ...). */
 AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst,
                                           axl_buffer_t src, uint64_t src_offset,
                                           uint64_t size_bytes);
 /* Any two buffers, same or different devices and backends. Across backends
- * the core moves the bytes through host memory. */
+ * the core moves the bytes through host memory. Errors: those of
+ * axl_queue_copy_from_host above (AXL_ERROR_OUT_OF_RANGE, ...), the range
+ * checked for each buffer. */
 AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst,
                                          uint64_t dst_offset, axl_buffer_t src,
                                          uint64_t src_offset, uint64_t size_bytes);
 /* Whole-buffer copy; the sizes must be equal (AXL_ERROR_INVALID_ARGUMENT
- * naming both otherwise). */
+ * naming both otherwise, checked before the queue). Otherwise the errors of
+ * axl_queue_copy_buffer. */
 AXL_API axl_status axl_queue_copy(axl_queue_t queue, axl_buffer_t dst,
                                   axl_buffer_t src);
 /* Repeats the low pattern_size (1, 2 or 4) bytes of `pattern` over
  * [offset, offset + size_bytes); size_bytes and offset are multiples of
- * pattern_size. */
+ * pattern_size. Backend errors. Errors: AXL_ERROR_INVALID_ARGUMENT for a
+ * pattern_size other than 1, 2 or 4, a size of 0, an offset or size that is
+ * not a multiple of it, a pattern wider than it, or a buffer that is not on
+ * the queue's device (nor host memory filled from a host device's queue);
+ * AXL_ERROR_OUT_OF_RANGE for a range past the buffer's end. */
 AXL_API axl_status axl_queue_fill(axl_queue_t queue, axl_buffer_t dst,
                                   uint64_t offset, uint64_t size_bytes,
                                   uint32_t pattern, uint32_t pattern_size);
 
 /* Later work on `queue` waits for all work enqueued on `other` so far (any
- * backend; the host does not block). */
+ * backend; the host does not block, unless a backend lacks the slots to
+ * chain the two, when `other` is synchronized now). A queue and itself: no
+ * wait. Backend errors (of both queues' backends). */
 AXL_API axl_status axl_queue_wait_queue(axl_queue_t queue, axl_queue_t other);
-/* The event completes when all work enqueued so far on `queue` has run. The
- * event and queue must be on the same device. */
+/* The event completes when all work enqueued so far on `queue` has run.
+ * Backend errors. Errors: AXL_ERROR_INVALID_ARGUMENT when the event and
+ * queue are on different devices. */
 AXL_API axl_status axl_queue_record_event(axl_queue_t queue, axl_event_t event);
-/* Later work on `queue` waits for the event's last record (any backend). */
+/* Later work on `queue` waits for the event's last record (any backend); an
+ * event never recorded: no wait, AXL_SUCCESS. Backend errors. */
 AXL_API axl_status axl_queue_wait_event(axl_queue_t queue, axl_event_t event);
 /* Later work on `queue` waits until the flag's value is >= value
- * (cuStreamWaitValue64 with CU_STREAM_WAIT_VALUE_GEQ). */
+ * (cuStreamWaitValue64 with CU_STREAM_WAIT_VALUE_GEQ). Backend errors.
+ * Errors: AXL_ERROR_INVALID_ARGUMENT when the flag belongs to another
+ * backend than the queue. */
 AXL_API axl_status axl_queue_wait_flag(axl_queue_t queue, axl_flag_t flag,
                                        uint64_t value);
-/* After earlier work, the device stores `value` into the flag. */
+/* After earlier work, the device stores `value` into the flag. Backend
+ * errors. Errors: AXL_ERROR_INVALID_ARGUMENT as axl_queue_wait_flag. */
 AXL_API axl_status axl_queue_write_flag(axl_queue_t queue, axl_flag_t flag,
                                         uint64_t value);
 /* fn(user_data) runs on a backend thread after earlier work. It must not call
  * blocking axl functions (synchronize, waits). */
 typedef void (*axl_host_callback)(void* user_data);
+/* Enqueues fn (above); on an error it is never called. Backend errors.
+ * Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL fn. */
 AXL_API axl_status axl_queue_enqueue_host_func(axl_queue_t queue,
                                                axl_host_callback fn,
                                                void* user_data);
-/* CUstream / hipStream_t as an integer, 0 where the backend has none. */
+/* CUstream / hipStream_t as an integer, 0 where the backend has none.
+ * Backend errors. */
 AXL_API axl_status axl_queue_native_handle(axl_queue_t queue, uint64_t* out);
 
 /* ======================================================================== */
@@ -558,19 +736,26 @@ enum {
   AXL_EVENT_TIMING = 1u << 0 /* record timestamps for axl_event_elapsed_ms */
 };
 
+/* An event of `device`; flags: AXL_EVENT_*. Backend errors. Errors:
+ * AXL_ERROR_INVALID_ARGUMENT for unknown flags. */
 AXL_API axl_status axl_event_create(axl_device_t device, uint32_t flags,
                                     axl_event_t* out_event);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_event_retain(axl_event_t event);
 AXL_API axl_status axl_event_release(axl_event_t event);
 /* Blocks until the last record completed. An event never recorded is
- * complete. */
+ * complete. Backend errors (an earlier asynchronous failure of the queue's
+ * work is reported here, as the plugin reports it). */
 AXL_API axl_status axl_event_synchronize(axl_event_t event);
-/* AXL_SUCCESS if complete, AXL_ERROR_NOT_READY if not. */
+/* AXL_SUCCESS if complete (or never recorded), AXL_ERROR_NOT_READY if not.
+ * Backend errors. */
 AXL_API axl_status axl_event_query(axl_event_t event);
 /* Milliseconds from `start` to `end`. Errors, each with its own message:
  * AXL_ERROR_INVALID_STATE "not recorded" (either event), AXL_ERROR_NOT_READY
  * "not complete" (end or start still running), AXL_ERROR_INVALID_ARGUMENT
- * "timing disabled" (either created without AXL_EVENT_TIMING). */
+ * "timing disabled" (either created without AXL_EVENT_TIMING) and for
+ * events of different backends. Handles are named "start event" and "end
+ * event". Backend errors. */
 AXL_API axl_status axl_event_elapsed_ms(axl_event_t start, axl_event_t end,
                                         float* out_ms);
 
@@ -578,15 +763,20 @@ AXL_API axl_status axl_event_elapsed_ms(axl_event_t start, axl_event_t end,
 /* Completion flags: an 8-byte host value the device can read and write     */
 /* ======================================================================== */
 
+/* A flag of `device`, initially 0. Backend errors. */
 AXL_API axl_status axl_flag_create(axl_device_t device, axl_flag_t* out_flag);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_flag_retain(axl_flag_t flag);
 AXL_API axl_status axl_flag_release(axl_flag_t flag);
+/* The address device work uses for the flag. Backend errors. */
 AXL_API axl_status axl_flag_device_address(axl_flag_t flag, uint64_t* out);
-/* Acquire load. */
+/* The three host accesses below touch only host memory. Acquire load.
+ * Errors: only the common AXL_ERROR_INVALID_HANDLE and
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out_value). */
 AXL_API axl_status axl_flag_load(axl_flag_t flag, uint64_t* out_value);
-/* Release store. */
+/* Release store. Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_flag_signal(axl_flag_t flag, uint64_t value);
-/* Relaxed store of 0. */
+/* Relaxed store of 0. Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_flag_reset(axl_flag_t flag);
 
 /* ======================================================================== */
@@ -595,10 +785,15 @@ AXL_API axl_status axl_flag_reset(axl_flag_t flag);
 
 /* Loads a backend-native module (a shared object on the cpu backend; PTX,
  * cubin or fatbin on cuda). `format` is an AXL_MODULE_FORMAT_* (axl/enums.h),
- * 0 to let the backend detect it. */
+ * 0 to let the backend detect it. Backend errors (bytes or a file the
+ * backend cannot load, as it reports them). Errors: AXL_ERROR_INVALID_ARGUMENT
+ * for NULL or empty data, a NULL or empty path, or a format outside
+ * AXL_MODULE_FORMAT_*. */
 AXL_API axl_status axl_module_load_data(axl_device_t device, const void* data,
                                         size_t size_bytes, int32_t format,
                                         axl_module_t* out_module);
+/* The same from a file the backend opens. Errors: those of
+ * axl_module_load_data (AXL_ERROR_INVALID_ARGUMENT, backend errors). */
 AXL_API axl_status axl_module_load_file(axl_device_t device, const char* path,
                                         int32_t format, axl_module_t* out_module);
 /* Compiles `source` in `language` (AXL_SOURCE_LANGUAGE_* (axl/enums.h), e.g.
@@ -607,23 +802,33 @@ AXL_API axl_status axl_module_load_file(axl_device_t device, const char* path,
  * `name` names the program in diagnostics (NULL: "axl_program"). A program
  * that does not compile answers AXL_ERROR_INVALID_ARGUMENT with the
  * compiler's log in the message; a backend without a run-time compiler
- * answers AXL_ERROR_UNSUPPORTED. Since 1.1. */
+ * answers AXL_ERROR_UNSUPPORTED. Backend errors. Errors: also
+ * AXL_ERROR_INVALID_ARGUMENT, without reaching the backend, for a NULL or
+ * empty source, a language other than CUDA or HIP, options NULL with
+ * num_options > 0, or a NULL option. Since 1.1. */
 AXL_API axl_status axl_module_compile(axl_device_t device, int32_t language,
                                       const char* source, const char* name,
                                       const char* const* options,
                                       uint32_t num_options,
                                       axl_module_t* out_module);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_module_retain(axl_module_t module);
 AXL_API axl_status axl_module_release(axl_module_t module);
-/* AXL_ERROR_NOT_FOUND naming the kernel if the module has none by that name. */
+/* AXL_ERROR_NOT_FOUND naming the kernel if the module has none by that name
+ * (reported by the backend). Backend errors. Errors:
+ * AXL_ERROR_INVALID_ARGUMENT for a NULL or empty name. */
 AXL_API axl_status axl_module_get_kernel(axl_module_t module, const char* name,
                                          axl_kernel_t* out_kernel);
-/* Test-only: a backend's built-in AXL_TEST_KERNEL_* (axl/enums.h). */
+/* Test-only: a backend's built-in AXL_TEST_KERNEL_* (axl/enums.h). Backend
+ * errors (AXL_ERROR_UNSUPPORTED where it has none). Errors:
+ * AXL_ERROR_INVALID_ARGUMENT for `which` not an AXL_TEST_KERNEL_*. */
 AXL_API axl_status axl_device_get_test_kernel(axl_device_t device, int32_t which,
                                               axl_kernel_t* out_kernel);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_kernel_retain(axl_kernel_t kernel);
 AXL_API axl_status axl_kernel_release(axl_kernel_t kernel);
-/* The kernel's name (owned by the kernel). */
+/* The kernel's name (owned by the kernel). Never fails. Bad input: "" for
+ * a NULL or released handle. */
 AXL_API const char* axl_kernel_name(axl_kernel_t kernel);
 
 enum {
@@ -640,7 +845,12 @@ typedef struct axl_launch_arg {
 
 /* grid: blocks (x, y, z), block: threads per block (x, y, z), each >= 1.
  * The kernel must belong to the queue's device. Buffers must be on the
- * queue's device, or host memory on a host device. */
+ * queue's device, or host memory on a host device (or pinned). Backend
+ * errors. Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL grid or block, a 0
+ * in either, args NULL with num_args > 0, a kernel or buffer argument of
+ * another device, a scalar NULL or outside 1..256 bytes, or an unknown
+ * argument kind, each naming the argument; buffer handles are named
+ * "kernel argument buffer" in AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel,
                                     const uint32_t grid[3],
                                     const uint32_t block[3],
@@ -680,16 +890,22 @@ typedef struct axl_launch_trace_entry {
 } axl_launch_trace_entry;
 
 /* Starts a process-wide recording of launches, copies and fills on every
- * queue, discarding any earlier one. flags: AXL_LAUNCH_TRACE_*. */
+ * queue, discarding any earlier one. flags: AXL_LAUNCH_TRACE_*. Runs
+ * discovery. Errors: AXL_ERROR_INVALID_ARGUMENT for unknown flags. */
 AXL_API axl_status axl_launch_trace_begin(uint32_t flags);
 /* Stops recording and hands over what was recorded (empty if none began).
- * Release the result with axl_launch_trace_release. */
+ * Release the result with axl_launch_trace_release. Errors: only the common
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out_trace). */
 AXL_API axl_status axl_launch_trace_take(axl_launch_trace_t* out_trace);
+/* The number of entries. Errors: only the common AXL_ERROR_INVALID_HANDLE
+ * and AXL_ERROR_INVALID_ARGUMENT (NULL out_count). */
 AXL_API axl_status axl_launch_trace_size(axl_launch_trace_t trace,
                                          size_t* out_count);
 /* Entries in enqueue order; valid until the trace is released. Step through
  * them with axl_launch_trace_entry_at, never with entries[i]: a newer core's
- * entries may be larger than this header's struct. */
+ * entries may be larger than this header's struct. Never fails. Bad input:
+ * NULL for a NULL or released handle (and possibly for an empty trace: read
+ * the size first). */
 AXL_API const axl_launch_trace_entry* axl_launch_trace_entries(
     axl_launch_trace_t trace);
 /* Entry `index` of the array axl_launch_trace_entries returned (index below
@@ -700,6 +916,7 @@ static inline const axl_launch_trace_entry* axl_launch_trace_entry_at(
     const axl_launch_trace_entry* entries, size_t index) {
   return (const axl_launch_trace_entry*)((const char*)entries + index * entries->struct_size);
 }
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_launch_trace_release(axl_launch_trace_t trace);
 
 /* ======================================================================== */
@@ -710,24 +927,41 @@ AXL_API axl_status axl_launch_trace_release(axl_launch_trace_t trace);
  * compile-only devices of the `virtual` plugin, reporting the api and
  * architecture set below (set those first). 0 turns it off. Negative or
  * > 1024: AXL_ERROR_INVALID_ARGUMENT. AXL_ERROR_BACKEND_UNAVAILABLE if the
- * virtual plugin is not loaded. Devices already obtained keep the settings
- * they were created with. */
+ * virtual plugin is not loaded (0 then still succeeds). Devices already
+ * obtained keep the settings they were created with. Runs discovery.
+ * Backend errors (of the virtual plugin's options). */
 AXL_API axl_status axl_set_virtual_device_count(int32_t count);
+/* The count last set (0: off). Errors: only the common
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out_count). */
 AXL_API axl_status axl_get_virtual_device_count(int32_t* out_count);
+/* 1 while the mode is on, else 0. Never fails. */
 AXL_API int axl_is_virtual_device_mode(void);
 /* "cuda", "hip", "metal", ...; getters use the two-call protocol
- * (*out_size = bytes needed including the NUL; "" when unset). */
+ * (*out_size = bytes needed including the NUL; "" when unset; buf untouched
+ * when NULL or too small). Setters: AXL_ERROR_INVALID_ARGUMENT for NULL, a
+ * name longer than AXL_API_SIZE - 1 (for the arch AXL_ARCH_SIZE - 1) bytes,
+ * or a character other than letters, digits and "_-.:". */
 AXL_API axl_status axl_set_virtual_device_api(const char* api);
+/* Errors: only the common AXL_ERROR_INVALID_ARGUMENT (NULL out_size). */
 AXL_API axl_status axl_get_virtual_device_api(char* buf, size_t capacity, size_t* out_size);
-/* "sm_90", "gfx942", ... */
+/* "sm_90", "gfx942", ...; errors as for the api above
+ * (AXL_ERROR_INVALID_ARGUMENT). */
 AXL_API axl_status axl_set_virtual_device_target_arch(const char* arch);
+/* The two-call getter, as axl_get_virtual_device_api. Errors: only the
+ * common AXL_ERROR_INVALID_ARGUMENT (NULL out_size). */
 AXL_API axl_status axl_get_virtual_device_target_arch(char* buf, size_t capacity,
                                                       size_t* out_size);
 /* An LLVM CPU name ("x86-64-v3", "neoverse-n1"), "generic", or "" for the
- * host CPU. "native" is rejected (it would leak the build host). */
+ * host CPU. "native" is rejected (it would leak the build host). Errors:
+ * AXL_ERROR_INVALID_ARGUMENT for NULL, "native", or a name over 64 bytes or
+ * with characters the api above refuses; AXL_ERROR_UNSUPPORTED for
+ * "generic" on a host other than x86-64 and AArch64. */
 AXL_API axl_status axl_set_virtual_cpu_target(const char* cpu);
+/* The two-call getter, as axl_get_virtual_device_api. Errors: only the
+ * common AXL_ERROR_INVALID_ARGUMENT (NULL out_size). */
 AXL_API axl_status axl_get_virtual_cpu_target(char* buf, size_t capacity, size_t* out_size);
-/* max(1, 1 + the largest accelerator id among specs); CPU specs ignored. */
+/* max(1, 1 + the largest accelerator id among specs); CPU specs ignored.
+ * Errors: AXL_ERROR_INVALID_ARGUMENT for specs NULL with count > 0. */
 AXL_API axl_status axl_calculate_virtual_device_count(const axl_device_spec* specs, size_t count,
                                                       uint32_t* out);
 /* The same from raw CLI strings with MAX's grammar: "gpu" (exact) is id 0;
@@ -735,7 +969,9 @@ AXL_API axl_status axl_calculate_virtual_device_count(const axl_device_spec* spe
  * comma list, parts trimmed, empty parts and "all" skipped; other strings
  * are ignored. A part is read as a spec id (axl_device_spec_parse) with an
  * optional sign: a part that is not such an integer, or is outside int32_t,
- * is AXL_ERROR_INVALID_ARGUMENT naming it (so the count always fits). */
+ * is AXL_ERROR_INVALID_ARGUMENT naming it (so the count always fits), as
+ * are inputs NULL with count > 0 and a NULL input. "gpu:all" runs
+ * discovery. */
 AXL_API axl_status axl_calculate_virtual_device_count_from_cli(const char* const* inputs,
                                                                size_t count, uint32_t* out);
 
@@ -829,7 +1065,7 @@ enum {
  * 1.0-1.2 (since 1.3): the library exports no data. Never fails. */
 AXL_API const int32_t* axl_profile_level_address(void);
 
-/* The current level (the same load, as a call). */
+/* The current level (the same load, as a call). Never fails. */
 AXL_API int32_t axl_profile_level(void);
 /* Sets the level. AXL_ERROR_INVALID_ARGUMENT naming the value unless it is
  * an AXL_PROFILE_* constant. Spans open at the time stay open and still close
@@ -837,25 +1073,30 @@ AXL_API int32_t axl_profile_level(void);
 AXL_API axl_status axl_profile_set_level(int32_t level);
 /* The same by name: "off", "on" or "detailed" (case-sensitive, as MAX's
  * set_gpu_profiling_state). Other strings: AXL_ERROR_INVALID_ARGUMENT naming
- * the string and the three accepted values. */
+ * the string and the three accepted values, and for NULL. */
 AXL_API axl_status axl_profile_set_level_name(const char* name);
 
 /* MAX's colour names, as ARGB with alpha 0xFF: "modular_purple" (0xFFB5BAF5),
  * "blue", "green", "orange", "purple", "red", "white", "yellow". Any other
- * name, or NULL, gives modular_purple, as MAX does. */
+ * name, or NULL, gives modular_purple, as MAX does. Never fails.
+ * Bad input: modular_purple, as just said. */
 AXL_API uint32_t axl_profile_color(const char* name);
 
 /* Opens a span on the calling thread. Returns 1 if it opened one (the level
  * is not OFF), 0 otherwise; call axl_profile_pop only after a 1. message:
  * NUL-terminated, copied; NULL is taken as "". argb: 0xAARRGGBB; an alpha
- * of 0 is taken as opaque (MAX's table has no alpha). */
+ * of 0 is taken as opaque (MAX's table has no alpha). Never fails: out of
+ * host memory it opens no span and returns 0. Bad input: a NULL message is
+ * taken as "". */
 AXL_API int32_t axl_profile_push(const char* message, uint32_t argb);
 /* Closes the innermost span opened on the calling thread, whatever the level
  * is now. AXL_ERROR_INVALID_ARGUMENT if the thread has none open. */
 AXL_API axl_status axl_profile_pop(void);
-/* An instant marker on the calling thread (nothing when the level is OFF). */
+/* An instant marker on the calling thread (nothing when the level is OFF).
+ * Never fails: out of host memory the marker is dropped. Bad input: a NULL
+ * message is taken as "". */
 AXL_API void axl_profile_mark(const char* message, uint32_t argb);
-/* Spans open on the calling thread (0 when none). */
+/* Spans open on the calling thread (0 when none). Never fails. */
 AXL_API uint32_t axl_profile_depth(void);
 
 /* JSON sink. path: the Chrome-trace file to write ("" or NULL: none). The
@@ -863,9 +1104,12 @@ AXL_API uint32_t axl_profile_depth(void);
  * whole, through a temporary file and a rename, by axl_profile_flush, at
  * process exit (atexit; only in the process that set the path, not in a
  * fork()ed child) and from std::terminate, so it is always valid JSON.
- * Events are kept in memory until then; changing the path keeps them. */
+ * Events are kept in memory until then; changing the path keeps them.
+ * The path is not opened here: a bad one fails at axl_profile_flush.
+ * Always AXL_SUCCESS, but for the common AXL_ERROR_OUT_OF_HOST_MEMORY. */
 AXL_API axl_status axl_profile_set_output(const char* path);
-/* Two-call protocol: *out_size = bytes needed including the NUL ("" if none). */
+/* Two-call protocol: *out_size = bytes needed including the NUL ("" if none).
+ * Errors: only the common AXL_ERROR_INVALID_ARGUMENT (NULL out_size). */
 AXL_API axl_status axl_profile_get_output(char* buf, size_t capacity, size_t* out_size);
 /* Writes the JSON file now. AXL_ERROR_INVALID_ARGUMENT if no output is set;
  * AXL_ERROR_INTERNAL naming the path and errno text if writing failed. */
@@ -881,6 +1125,7 @@ enum {
   AXL_PROFILE_SINK_JSON = 1u << 2,     /* an output path is set */
   AXL_PROFILE_SINK_COLLECTOR = 1u << 3 /* the collector is recording */
 };
+/* The AXL_PROFILE_SINK_* bits, as said above. Never fails. */
 AXL_API uint32_t axl_profile_sinks(void);
 
 /* Kinds of recorded events. */
@@ -918,21 +1163,28 @@ typedef struct axl_profile_events_s* axl_profile_events_t;
 /* Starts the in-process collector, discarding what it held. While it runs,
  * every span closed, mark and (at a level other than OFF) launch is kept.
  * Spans are timed only while a recording sink (collector or JSON) is on: a
- * span opened before any was started is not recorded when it closes. */
+ * span opened before any was started is not recorded when it closes.
+ * Always AXL_SUCCESS, but for the common AXL_ERROR_OUT_OF_HOST_MEMORY. */
 AXL_API axl_status axl_profile_collector_start(void);
 /* Stops the collector and hands over its events in the order they were
- * completed (a span when it closed). Release with axl_profile_events_release. */
+ * completed (a span when it closed). Release with axl_profile_events_release.
+ * Errors: only the common AXL_ERROR_INVALID_ARGUMENT (NULL out); the
+ * collector then keeps running. */
 AXL_API axl_status axl_profile_collector_take(axl_profile_events_t* out);
+/* The number of events. Errors: only the common AXL_ERROR_INVALID_HANDLE and
+ * AXL_ERROR_INVALID_ARGUMENT (NULL out_count). */
 AXL_API axl_status axl_profile_events_size(axl_profile_events_t events, size_t* out_count);
-/* Valid until the snapshot is released; NULL for an invalid handle. Step
- * through the events with axl_profile_event_at (as for launch-trace
- * entries: a newer core's events may be larger than this header's struct). */
+/* Valid until the snapshot is released. Step through the events with
+ * axl_profile_event_at (as for launch-trace entries: a newer core's events
+ * may be larger than this header's struct). Never fails. Bad input: NULL for
+ * a NULL or released handle (and possibly for an empty snapshot). */
 AXL_API const axl_profile_event* axl_profile_events_data(axl_profile_events_t events);
 /* Event `index` of the array axl_profile_events_data returned. */
 static inline const axl_profile_event* axl_profile_event_at(const axl_profile_event* events,
                                                             size_t index) {
   return (const axl_profile_event*)((const char*)events + index * events->struct_size);
 }
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_profile_events_release(axl_profile_events_t events);
 
 #ifdef __cplusplus
