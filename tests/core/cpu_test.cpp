@@ -2,17 +2,13 @@
 // device info, buffers, views and host pointers, kernels and modules. The
 // cases every device must pass (copies, fills, queues, events, flags, host
 // callbacks) are tests/devices/device_cases_test.cpp, run on cpu:0 too.
-#include <atomic>
-#include <chrono>
-#include <functional>
-#include <numeric>
-#include <random>
-#include <thread>
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "test_util.hpp"
 
 using namespace axltest;
-using namespace std::chrono_literals;
 
 namespace {
 
