@@ -4,7 +4,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 
 #include "axl/axl.h"
 #include "axl/plugin.h"
+#include "host_services.hpp"
 
 namespace axl_bench {
 
@@ -137,32 +137,15 @@ class DirectCpuPlugin {
       out << in.rdbuf();
       if (!out) die("cannot write " + copy);
     }
-    dl_ = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Negotiated with the shared fake host (tools/test-host): it records the
+    // plugin's logs and errors off the hot path (tracing is never switched on
+    // here, and the timed calls succeed, so nothing is recorded while timing).
+    axl_test::LoadedPlugin n = axl_test::load_plugin(copy, host_);
     // The mapping stays valid after the file is gone.
     unlink(copy.c_str());
     rmdir(dir);
-    if (dl_ == nullptr) die(std::string("dlopen: ") + dlerror());
-    auto negotiate =
-        reinterpret_cast<axl_plugin_negotiate_fn>(dlsym(dl_, AXL_PLUGIN_ENTRY_SYMBOL));
-    if (negotiate == nullptr) die("the cpu plugin has no " AXL_PLUGIN_ENTRY_SYMBOL);
-
-    // Minimal host services: keep the last error message, drop logs, ignore
-    // trace records (tracing is never switched on here).
-    host_.struct_size = sizeof host_;
-    host_.ctx = this;
-    host_.log = [](void*, int32_t, const char*) {};
-    host_.report_error = [](void* ctx, axl_status, int64_t, const char*, const char* msg) {
-      static_cast<DirectCpuPlugin*>(ctx)->last_error_ = msg ? msg : "";
-    };
-    host_.trace_record = [](void*, const axl_trace_record*) {};
-
-    axl_negotiate_args args{};
-    args.struct_size = sizeof args;
-    args.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
-    args.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
-    args.host = &host_;
-    ok(negotiate(&args), "negotiate");
-    t_ = args.table;
+    if (!n.ok()) die("the cpu plugin: " + n.error);
+    t_ = n.table;
     ok(t_->backend_init(), "backend_init");
     ok(t_->device_get(0, &dev_), "device_get");
   }
@@ -184,15 +167,15 @@ class DirectCpuPlugin {
 
   void ok(axl_status s, const char* what) const {
     if (s != AXL_SUCCESS) die(std::string("direct cpu plugin: ") + what + " failed: " +
-                              axl_status_name(s) + ": " + last_error_);
+                              axl_status_name(s) + ": " + host_.last_report().message);
   }
 
  private:
-  void* dl_ = nullptr;  // never closed, as the core never closes plugins
-  axl_host_services host_{};
+  // Never destroyed: the plugin keeps the host pointer (and is never closed,
+  // as the core never closes plugins).
+  axl_test::FakeHost& host_ = axl_test::new_host();
   const axl_plugin_table* t_ = nullptr;
   axl_pdevice dev_ = nullptr;
-  std::string last_error_;
 };
 
 // The cpu plugin of the build this benchmark belongs to (AXL_BENCH_CPU_PLUGIN

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../devices/queue_helpers.hpp"
 #include "test_util.hpp"
 
 namespace layouttest {
@@ -146,20 +147,10 @@ inline void check_same_bytes(const std::vector<unsigned char>& got, const std::v
   CHECK(bad == 0);
 }
 
-inline std::vector<unsigned char> random_bytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<unsigned char> v(n);
-  for (auto& b : v) b = static_cast<unsigned char>(rng());
-  return v;
-}
-
-// All of `b` through `q` (device memory included).
-inline std::vector<unsigned char> read_back(const axl::Queue& q, const axl::Buffer& b) {
-  std::vector<unsigned char> v(b.size());
-  q.copy_to_host(v.data(), b, v.size());
-  q.synchronize();
-  return v;
-}
+// random_bytes(n, seed); read_back(q, b): all of `b` through `q` (device
+// memory included).
+using devtest::random_bytes;
+using devtest::read_back;
 
 inline std::vector<unsigned char> read_back(const axl::Buffer& b) { return read_back(b.device().default_queue(), b); }
 

@@ -16,6 +16,7 @@
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
 #include "axl/common/driver_symbols.hpp"
+#include "host_services.hpp"
 
 namespace common = axl::common;
 
@@ -77,32 +78,23 @@ TEST_CASE("DriverErrors maps codes, prefers the driver's name and formats the re
   CHECK(errors.name_of(34) == "CUDA_ERROR_STUB_LIBRARY");
   CHECK(errors.name_of(7) == "unknown error 7");
 
-  struct Seen {
-    axl_status status = 0;
-    int64_t code = 0;
-    std::string name, message;
-  } seen;
-  axl_host_services h{};
-  h.struct_size = sizeof h;
-  h.ctx = &seen;
-  h.report_error = [](void* ctx, axl_status s, int64_t code, const char* name, const char* msg) {
-    auto* out = static_cast<Seen*>(ctx);
-    out->status = s;
-    out->code = code;
-    out->name = name ? name : "";
-    out->message = msg;
-  };
+  axl_test::FakeHost& fake = axl_test::new_host();
   common::HostServices host;
-  host.attach(&h);
+  host.attach(fake.services());
   CHECK(errors.report(host, 2, "cuMemAlloc", nullptr, "out of memory", "4096 bytes on device 0") ==
         AXL_ERROR_OUT_OF_DEVICE_MEMORY);
+  axl_test::ErrorReport seen = fake.last_report();
+  CHECK(seen.status == AXL_ERROR_OUT_OF_DEVICE_MEMORY);
   CHECK(seen.message == "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory: 4096 bytes on device 0");
-  CHECK(seen.code == 2);
-  CHECK(seen.name == "CUDA_ERROR_OUT_OF_MEMORY");
+  CHECK(seen.native_code == 2);
+  CHECK(seen.native_name == "CUDA_ERROR_OUT_OF_MEMORY");
   // The driver's own name wins; an explicit status overrides the table's.
   CHECK(errors.report(host, 999, "cuX", "CUDA_ERROR_UNKNOWN", nullptr, "", AXL_ERROR_DEVICE_LOST) ==
         AXL_ERROR_DEVICE_LOST);
+  seen = fake.last_report();
+  CHECK(seen.status == AXL_ERROR_DEVICE_LOST);
   CHECK(seen.message == "cuX failed: CUDA_ERROR_UNKNOWN (999)");
+  CHECK(fake.report_count() == 2);
 }
 
 TEST_CASE("DriverLibrary tries the names in order and reports what it tried") {

@@ -1,8 +1,7 @@
 // The level_zero plugin's own logic (discovery, properties, memory, options,
 // argument checks) against a fake loader with one GPU (fake_ze_device.c):
 // the plugin is dlopen()ed and driven through its function table directly,
-// with host services that keep the last error report.
-#include <dlfcn.h>
+// with the shared fake host services (tools/test-host).
 #include <stdlib.h>
 
 #include <cstddef>
@@ -12,40 +11,26 @@
 #include <catch2/catch.hpp>
 
 #include "axl/plugin.h"
+#include "host_services.hpp"
 
 namespace {
 
-struct LastError {
-  axl_status status = AXL_SUCCESS;
-  int64_t native_code = 0;
-  std::string native_name, message;
-};
-thread_local LastError g_last;
-
-void on_log(void*, int32_t, const char*) {}
-void on_error(void*, axl_status s, int64_t code, const char* name, const char* msg) {
-  g_last = LastError{s, code, name ? name : "", msg ? msg : ""};
+// The shared fake host services (tools/test-host); its last report is per
+// thread, like the core's last error.
+axl_test::FakeHost& host() {
+  static axl_test::FakeHost& h = axl_test::new_host();
+  return h;
 }
-void on_trace(void*, const axl_trace_record*) {}
 
 // The plugin, loaded once for the whole program with the fake loader.
 const axl_plugin_table& plugin() {
   static const axl_plugin_table* table = [] {
     setenv("AXL_LEVEL_ZERO_LOADER_PATH", AXL_FAKE_ZE_ONE_DEVICE_PATH, 1);
-    void* h = dlopen(AXL_LEVEL_ZERO_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    REQUIRE(h != nullptr);
-    auto negotiate = reinterpret_cast<axl_plugin_negotiate_fn>(dlsym(h, AXL_PLUGIN_ENTRY_SYMBOL));
-    REQUIRE(negotiate != nullptr);
-    static const axl_host_services host = {sizeof(axl_host_services), nullptr, on_log, on_error,
-                                           on_trace};
-    static axl_negotiate_args args{};
-    args.struct_size = sizeof args;
-    args.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
-    args.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
-    args.host = &host;
-    REQUIRE(negotiate(&args) == AXL_SUCCESS);
-    REQUIRE(args.table->backend_init() == AXL_SUCCESS);
-    return args.table;
+    const axl_test::LoadedPlugin p = axl_test::load_plugin(AXL_LEVEL_ZERO_PLUGIN_PATH, host());
+    INFO(p.error);
+    REQUIRE(p.ok());
+    REQUIRE(p.table->backend_init() == AXL_SUCCESS);
+    return p.table;
   }();
   return *table;
 }
@@ -57,10 +42,11 @@ axl_pdevice device0() {
 }
 
 void require_error(axl_status got, axl_status expected, const std::string& part) {
-  INFO("message: " << g_last.message);
+  const axl_test::ErrorReport last = host().last_report();
+  INFO("message: " << last.message);
   CHECK(got == expected);
-  CHECK(g_last.status == expected);
-  CHECK_THAT(g_last.message, Catch::Contains(part));
+  CHECK(last.status == expected);
+  CHECK_THAT(last.message, Catch::Contains(part));
 }
 
 }  // namespace

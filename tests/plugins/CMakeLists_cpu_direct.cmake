@@ -1,5 +1,5 @@
 # axl_cpu_direct_test: drives libaxl_plugin_cpu.so through its C ABI alone,
-# with fake host services and no core, so the backend can be tested (and
+# with the shared fake host services (tools/test-host) and no core, so the backend can be tested (and
 # debugged) in isolation. Meant to be include()d from tests/CMakeLists.txt.
 #
 # Needs the targets axl_plugin_cpu and axl_test_cpu_kernels. The latter comes
@@ -35,7 +35,7 @@ endif()
 
 add_executable(axl_cpu_direct_test ${CMAKE_CURRENT_LIST_DIR}/cpu_direct_test.cpp)
 target_link_libraries(axl_cpu_direct_test PRIVATE
-  axl::plugin_api ${AXL_CPU_DIRECT_CATCH2} Threads::Threads ${CMAKE_DL_LIBS})
+  axl::plugin_api axl_test_host ${AXL_CPU_DIRECT_CATCH2} Threads::Threads ${CMAKE_DL_LIBS})
 target_compile_features(axl_cpu_direct_test PRIVATE cxx_std_20)
 # The plugin and the module are dlopen()ed by path, not linked.
 add_dependencies(axl_cpu_direct_test axl_plugin_cpu axl_test_cpu_kernels)

@@ -102,7 +102,7 @@ endif()
 
 add_executable(axl_matrix_direct_test ${_AXL_TP_SRC}/matrix_direct_test.cpp)
 target_link_libraries(axl_matrix_direct_test PRIVATE
-  axl::plugin_api ${_axl_tp_catch} ${CMAKE_DL_LIBS})
+  axl::plugin_api axl_test_host ${_axl_tp_catch} ${CMAKE_DL_LIBS})
 if(Catch2_VERSION VERSION_LESS 3)
   target_compile_definitions(axl_matrix_direct_test PRIVATE AXL_CATCH2_V2=1)
 endif()
@@ -119,3 +119,15 @@ if(TARGET axl_plugin_metal_stub)
 endif()
 add_test(NAME plugin_matrix_direct COMMAND axl_matrix_direct_test)
 set_tests_properties(plugin_matrix_direct PROPERTIES LABELS plugins)
+
+# The shared fake host services (tools/test-host) themselves, with the
+# variants above as the plugins load_plugin() opens.
+add_executable(axl_test_host_test ${_AXL_TP_SRC}/test_host_test.cpp)
+target_link_libraries(axl_test_host_test PRIVATE axl_test_host ${_axl_tp_catch} Threads::Threads)
+if(Catch2_VERSION VERSION_LESS 3)
+  target_compile_definitions(axl_test_host_test PRIVATE AXL_CATCH2_V2=1)
+endif()
+target_compile_definitions(axl_test_host_test PRIVATE AXL_TEST_PLUGIN_DIR="${AXL_TEST_PLUGIN_DIR}")
+add_dependencies(axl_test_host_test ${AXL_TEST_PLUGIN_TARGETS})
+add_test(NAME plugin_test_host COMMAND axl_test_host_test)
+set_tests_properties(plugin_test_host PROPERTIES LABELS "plugins;threads")

@@ -1,7 +1,7 @@
 // Drives libaxl_plugin_cpu.so through its C ABI alone: dlopen, negotiate with
-// fake host services that record what the plugin logs, reports and traces,
-// then exercise every slot with real data. No core is involved, so a failure
-// here is the backend's.
+// the shared fake host services (tools/test-host), which record what the
+// plugin logs, reports and traces, then exercise every slot with real data.
+// No core is involved, so a failure here is the backend's.
 //
 // Test cases run in declaration order (Catch2's default); the last one shuts
 // the backend down and checks that every plugin thread is gone.
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "axl/plugin.h"
+#include "host_services.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 #define AXL_TEST_TSAN 1
@@ -54,67 +55,22 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------------------
-// Fake host services.
+// Fake host services: the shared ones (tools/test-host), which keep the last
+// error report per thread, as the core does.
 
-struct LogEntry {
-  int32_t level;
-  std::string message;
-};
+using axl_test::LogLine;
+using axl_test::TraceEntry;
 
-struct ErrorEntry {
-  axl_status status = AXL_SUCCESS;
-  int64_t native_code = 0;
-  std::string native_name;
-  std::string message;
-};
-
-struct TraceEntry {
-  axl_trace_record record;  // name points nowhere after the call; see name
-  std::string name;
-  std::thread::id thread;
-};
-
-struct FakeHost {
-  std::mutex mu;
-  std::vector<LogEntry> logs;
-  std::vector<TraceEntry> traces;
-};
-
-FakeHost g_host;
-// The core keeps error detail per thread; so does the fake.
-thread_local ErrorEntry t_last_error;
-
-void host_log(void* ctx, int32_t level, const char* message) {
-  auto* h = static_cast<FakeHost*>(ctx);
-  std::lock_guard<std::mutex> lk(h->mu);
-  h->logs.push_back({level, message != nullptr ? message : "(null)"});
+axl_test::FakeHost& fake_host() {
+  static axl_test::FakeHost& h = axl_test::new_host();
+  return h;
 }
 
-void host_report_error(void*, axl_status status, int64_t native_code, const char* native_name,
-                       const char* message) {
-  t_last_error = {status, native_code, native_name != nullptr ? native_name : "",
-                  message != nullptr ? message : ""};
-}
+axl_test::ErrorReport last_error() { return fake_host().last_report(); }
 
-void host_trace_record(void* ctx, const axl_trace_record* r) {
-  auto* h = static_cast<FakeHost*>(ctx);
-  std::lock_guard<std::mutex> lk(h->mu);
-  h->traces.push_back({*r, r->name != nullptr ? r->name : "", std::this_thread::get_id()});
-  h->traces.back().record.name = nullptr;
-}
+size_t trace_count() { return fake_host().trace_count(); }
 
-const axl_host_services g_services = {sizeof(axl_host_services), &g_host, host_log,
-                                      host_report_error, host_trace_record};
-
-size_t trace_count() {
-  std::lock_guard<std::mutex> lk(g_host.mu);
-  return g_host.traces.size();
-}
-
-std::vector<LogEntry> logs_snapshot() {
-  std::lock_guard<std::mutex> lk(g_host.mu);
-  return g_host.logs;
-}
+std::vector<LogLine> logs_snapshot() { return fake_host().logs(); }
 
 // Threads of this process, from /proc (counts every thread, plugin or not).
 int thread_count() {
@@ -139,23 +95,15 @@ struct Plugin {
   int threads_after_init = -1;
 };
 
-Plugin load_plugin() {
+Plugin load_and_init() {
   Plugin p;
-  p.so = dlopen(AXL_CPU_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  INFO("dlopen: " << (p.so == nullptr ? dlerror() : "ok"));
-  REQUIRE(p.so != nullptr);
-  auto negotiate =
-      reinterpret_cast<axl_plugin_negotiate_fn>(dlsym(p.so, AXL_PLUGIN_ENTRY_SYMBOL));
-  REQUIRE(negotiate != nullptr);
-  axl_negotiate_args args{};
-  args.struct_size = sizeof args;
-  args.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
-  args.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
-  args.host = &g_services;
-  REQUIRE(negotiate(&args) == AXL_SUCCESS);
-  p.table = args.table;
-  p.info = args.info;
-  p.minor = args.plugin_abi_minor;
+  const axl_test::LoadedPlugin loaded = axl_test::load_plugin(AXL_CPU_PLUGIN_PATH, fake_host());
+  INFO(loaded.error);
+  REQUIRE(loaded.ok());
+  p.so = loaded.library;
+  p.table = loaded.table;
+  p.info = loaded.info;
+  p.minor = loaded.plugin_abi_minor;
   REQUIRE(p.table != nullptr);
   // Before init, so the pool is sized by the option: 4 participants on any
   // machine gives real concurrency between blocks even on 2 cores.
@@ -168,7 +116,7 @@ Plugin load_plugin() {
 }
 
 Plugin& plugin() {
-  static Plugin p = load_plugin();
+  static Plugin p = load_and_init();
   return p;
 }
 
@@ -252,7 +200,7 @@ struct Module {
   Module& operator=(const Module&) = delete;
   axl_pkernel kernel(const char* name) const {
     axl_pkernel k = nullptr;
-    INFO("kernel " << name << ": " << t_last_error.message);
+    INFO("kernel " << name << ": " << last_error().message);
     REQUIRE(T().module_get_kernel(m, name, &k) == AXL_SUCCESS);
     return k;
   }
@@ -352,10 +300,10 @@ TEST_CASE("negotiate returns the cpu backend's info and a complete table", "[cpu
   axl_negotiate_args bad{};
   bad.struct_size = sizeof bad;
   bad.core_abi_major = AXL_PLUGIN_ABI_MAJOR + 1;
-  bad.host = &g_services;
-  t_last_error = {};
+  bad.host = fake_host().services();
+  fake_host().clear_last_report();
   CHECK(negotiate(&bad) == AXL_ERROR_VERSION_MISMATCH);
-  CHECK(t_last_error.message.empty());
+  CHECK(last_error().message.empty());
   CHECK(bad.table == nullptr);
   // Nothing else is exported: dlsym of an internal name fails.
   CHECK(dlsym(p.so, "_ZN3axl3cpu7backendEv") == nullptr);
@@ -368,13 +316,13 @@ TEST_CASE("backend_init starts no thread; options are checked", "[cpu]") {
   REQUIRE(T().backend_device_count(&count) == AXL_SUCCESS);
   CHECK(count == 1);
   CHECK(T().backend_set_option("no_such_option", "1") == AXL_ERROR_NOT_FOUND);
-  CHECK(contains(t_last_error.message, "no_such_option"));
+  CHECK(contains(last_error().message, "no_such_option"));
   CHECK(T().backend_set_option("cpu_threads", "abc") == AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "'abc'"));
+  CHECK(contains(last_error().message, "'abc'"));
   CHECK(T().backend_set_option("cpu_threads", "-3") == AXL_ERROR_INVALID_ARGUMENT);
   axl_pdevice d = nullptr;
   CHECK(T().device_get(1, &d) == AXL_ERROR_OUT_OF_RANGE);
-  CHECK(contains(t_last_error.message, "index 1"));
+  CHECK(contains(last_error().message, "index 1"));
 }
 
 TEST_CASE("device properties and memory info describe the host", "[cpu]") {
@@ -430,7 +378,7 @@ TEST_CASE("memory_alloc aligns, and refuses what cannot fit without crashing", "
   }
   axl_devaddr a = 0;
   CHECK(T().memory_alloc(dev(), 1ull << 62, &a) == AXL_ERROR_OUT_OF_DEVICE_MEMORY);
-  CHECK(contains(t_last_error.message, std::to_string(1ull << 62)));
+  CHECK(contains(last_error().message, std::to_string(1ull << 62)));
   CHECK(a == 0);
   axl_device_properties p{};
   p.struct_size = sizeof p;
@@ -508,7 +456,7 @@ TEST_CASE("pinned_alloc falls back to unlocked memory when mlock is refused, and
     CHECK(T().pinned_free(dev(), b) == AXL_SUCCESS);
   }
   int mlock_logs = 0;
-  for (const LogEntry& e : logs_snapshot()) {
+  for (const LogLine& e : logs_snapshot()) {
     if (contains(e.message, "mlock")) {
       ++mlock_logs;
       CHECK(e.level == AXL_LOG_WARN);
@@ -576,9 +524,9 @@ TEST_CASE("fills write 1-, 2- and 4-byte patterns exactly over their range", "[c
   check_fill(0, 2, 0xABCD, 2);
 
   CHECK(T().queue_fill(q, d.a, 12, 0, 3) == AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "pattern_size is 3"));
+  CHECK(contains(last_error().message, "pattern_size is 3"));
   CHECK(T().queue_fill(q, d.a, 7, 0, 2) == AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "(7)"));
+  CHECK(contains(last_error().message, "(7)"));
   CHECK(T().queue_fill(q, d.a, 6, 0, 4) == AXL_ERROR_INVALID_ARGUMENT);
 }
 
@@ -691,7 +639,7 @@ TEST_CASE("events complete in order and time the work between them", "[cpu]") {
 
   axl_pevent bad = nullptr;
   CHECK(T().event_create(dev(), 0x80, &bad) == AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "0x80"));
+  CHECK(contains(last_error().message, "0x80"));
   Event unrecorded;
   CHECK(T().event_elapsed_ms(unrecorded, end, &elapsed) == AXL_ERROR_INVALID_STATE);
 }
@@ -793,17 +741,17 @@ TEST_CASE("built-in test kernels", "[cpu]") {
 
   // Built-in kernels know their parameters.
   CHECK(launch(q, inc, {1, 1, 1}, {1, 1, 1}, {devaddr_arg(d.a)}) == AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "takes 2 arguments, got 1"));
+  CHECK(contains(last_error().message, "takes 2 arguments, got 1"));
   const uint64_t wide = n;
   CHECK(launch(q, inc, {1, 1, 1}, {1, 1, 1}, {devaddr_arg(d.a), scalar_arg(wide)}) ==
         AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "argument 1"));
+  CHECK(contains(last_error().message, "argument 1"));
   CHECK(launch(q, inc, {0, 1, 1}, {1, 1, 1}, {devaddr_arg(d.a), scalar_arg(n)}) ==
         AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "grid.x is 0"));
+  CHECK(contains(last_error().message, "grid.x is 0"));
   CHECK(launch(q, inc, {1, 1, 1}, {1, 1, 1}, {devaddr_arg(d.a), scalar_arg(n)}, 1ull << 40) ==
         AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "shared_mem_bytes"));
+  CHECK(contains(last_error().message, "shared_mem_bytes"));
   axl_pkernel none = nullptr;
   CHECK(T().device_get_test_kernel(dev(), 7, &none) == AXL_ERROR_NOT_FOUND);
   q.sync();
@@ -900,11 +848,11 @@ TEST_CASE("modules load from bytes through a memfd, and errors name what is miss
 
   axl_pkernel k = nullptr;
   CHECK(T().module_get_kernel(m.m, "no_such_kernel", &k) == AXL_ERROR_NOT_FOUND);
-  CHECK(contains(t_last_error.message, "'no_such_kernel'"));
-  CHECK(contains(t_last_error.message, "from memory"));
+  CHECK(contains(last_error().message, "'no_such_kernel'"));
+  CHECK(contains(last_error().message, "from memory"));
   Module from_path(path_desc(AXL_TEST_CPU_KERNELS_PATH));
   CHECK(T().module_get_kernel(from_path.m, "no_such_kernel", &k) == AXL_ERROR_NOT_FOUND);
-  CHECK(contains(t_last_error.message, AXL_TEST_CPU_KERNELS_PATH));
+  CHECK(contains(last_error().message, AXL_TEST_CPU_KERNELS_PATH));
   // Internal helpers of the module are not kernels.
   CHECK(T().module_get_kernel(from_path.m, "linear_block", &k) == AXL_ERROR_NOT_FOUND);
 
@@ -921,7 +869,7 @@ TEST_CASE("modules load from bytes through a memfd, and errors name what is miss
     axl_module_desc bare = path_desc(file.c_str());
     const axl_status st = T().module_load(dev(), &bare, &rel);
     REQUIRE(chdir(cwd.data()) == 0);
-    INFO(t_last_error.message);
+    INFO(last_error().message);
     REQUIRE(st == AXL_SUCCESS);
     CHECK(T().module_get_kernel(rel, "saxpy", &k) == AXL_SUCCESS);
     CHECK(T().module_unload(rel) == AXL_SUCCESS);
@@ -930,19 +878,19 @@ TEST_CASE("modules load from bytes through a memfd, and errors name what is miss
   axl_pmodule bad = nullptr;
   axl_module_desc missing = path_desc("/nonexistent/libnothing.so");
   CHECK(T().module_load(dev(), &missing, &bad) == AXL_ERROR_NOT_FOUND);
-  CHECK(contains(t_last_error.message, "/nonexistent/libnothing.so"));
-  CHECK(t_last_error.native_name == "ENOENT");
+  CHECK(contains(last_error().message, "/nonexistent/libnothing.so"));
+  CHECK(last_error().native_name == "ENOENT");
   const char not_elf[] = "#!/bin/sh\necho hi\n";
   axl_module_desc junk{};
   junk.struct_size = sizeof junk;
   junk.data = not_elf;
   junk.size = sizeof not_elf;
   CHECK(T().module_load(dev(), &junk, &bad) == AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "ELF"));
+  CHECK(contains(last_error().message, "ELF"));
   axl_module_desc ptx = path_desc(AXL_TEST_CPU_KERNELS_PATH);
   ptx.format = AXL_MODULE_FORMAT_PTX;
   CHECK(T().module_load(dev(), &ptx, &bad) == AXL_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(t_last_error.message, "PTX"));
+  CHECK(contains(last_error().message, "PTX"));
   axl_module_desc empty{};
   empty.struct_size = sizeof empty;
   CHECK(T().module_load(dev(), &empty, &bad) == AXL_ERROR_INVALID_ARGUMENT);
@@ -1026,11 +974,8 @@ TEST_CASE("launch trace: one record per copy, fill and launch while on, none whi
   REQUIRE(T().backend_set_tracing(0) == AXL_SUCCESS);
   enqueue_all(n);
 
-  std::vector<TraceEntry> t;
-  {
-    std::lock_guard<std::mutex> lk(g_host.mu);
-    t.assign(g_host.traces.begin() + static_cast<long>(before), g_host.traces.end());
-  }
+  const std::vector<TraceEntry> all = fake_host().traces();
+  const std::vector<TraceEntry> t(all.begin() + static_cast<long>(before), all.end());
   REQUIRE(t.size() == 10);
   for (const TraceEntry& r : t) {
     CHECK(r.record.struct_size == sizeof(axl_trace_record));
@@ -1164,7 +1109,7 @@ TEST_CASE("16 threads enqueue on their own queues and on one shared queue", "[cp
 
 TEST_CASE("nothing was reported as an error without a failing status", "[cpu]") {
   // Every log line so far is either the one mlock warning or informational.
-  for (const LogEntry& e : logs_snapshot()) {
+  for (const LogLine& e : logs_snapshot()) {
     CAPTURE(e.message);
     CHECK(e.level <= AXL_LOG_WARN);
   }
@@ -1231,7 +1176,7 @@ TEST_CASE("backend_shutdown joins every plugin thread, even of a forgotten queue
   // pthread_create, after threads_before_init was taken.
   CHECK(thread_count() <= p.threads_before_init + AXL_TEST_TSAN);
   bool warned = false;
-  for (const LogEntry& e : logs_snapshot()) warned |= contains(e.message, "still alive");
+  for (const LogLine& e : logs_snapshot()) warned |= contains(e.message, "still alive");
   CHECK(warned);
   // A late destroy of the stopped queue is still safe.
   CHECK(T().queue_destroy(forgotten) == AXL_SUCCESS);

@@ -22,7 +22,7 @@ struct Negotiated {
 Negotiated negotiate_ok(const std::string& variant) {
   axl_plugin_negotiate_fn fn = load_entry(variant_path(variant));
   FakeHost& host = new_host();
-  axl_negotiate_args args = make_args(host);
+  axl_negotiate_args args = negotiate_args(host);
   REQUIRE(fn(&args) == AXL_SUCCESS);
   REQUIRE(args.info != nullptr);
   return {&host, args};
@@ -45,8 +45,8 @@ TEST_CASE("good plugins negotiate as ABI 1.0 with every required slot") {
     // Optional slots stay NULL so the core's UNSUPPORTED path gets used.
     CHECK(n.args.table->queue_launch == nullptr);
     // Host services are callable from inside negotiate.
-    REQUIRE(n.host->logs.size() == 1);
-    CHECK(n.host->logs[0] == "negotiate");
+    REQUIRE(n.host->log_count() == 1);
+    CHECK(n.host->logs()[0].message == "negotiate");
   }
 }
 
@@ -103,7 +103,7 @@ TEST_CASE("a good plugin runs as a synchronous one-device backend") {
 TEST_CASE("a plugin serves min(core minor, its own minor)") {
   axl_plugin_negotiate_fn fn = load_entry(variant_path("good"));
   FakeHost& host = new_host();
-  axl_negotiate_args args = make_args(host, AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR + 5);
+  axl_negotiate_args args = negotiate_args(host, AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR + 5);
   REQUIRE(fn(&args) == AXL_SUCCESS);
   CHECK(args.plugin_abi_minor == AXL_PLUGIN_ABI_MINOR);
 }
@@ -111,12 +111,12 @@ TEST_CASE("a plugin serves min(core minor, its own minor)") {
 TEST_CASE("a good plugin refuses a core of another major and bad arguments") {
   axl_plugin_negotiate_fn fn = load_entry(variant_path("good"));
   FakeHost& host = new_host();
-  axl_negotiate_args args = make_args(host, AXL_PLUGIN_ABI_MAJOR + 1);
+  axl_negotiate_args args = negotiate_args(host, AXL_PLUGIN_ABI_MAJOR + 1);
   CHECK(fn(&args) == AXL_ERROR_VERSION_MISMATCH);
   CHECK(args.info == nullptr);
   CHECK(args.table == nullptr);
   CHECK(fn(nullptr) == AXL_ERROR_INVALID_ARGUMENT);
-  axl_negotiate_args short_args = make_args(host);
+  axl_negotiate_args short_args = negotiate_args(host);
   short_args.struct_size = offsetof(axl_negotiate_args, table);
   CHECK(fn(&short_args) == AXL_ERROR_INVALID_ARGUMENT);
 }
@@ -131,7 +131,7 @@ TEST_CASE("no_entry exports a wrongly named entry and not the real one") {
 TEST_CASE("wrong_major answers VERSION_MISMATCH to a major-1 core") {
   axl_plugin_negotiate_fn fn = load_entry(variant_path("wrong_major"));
   FakeHost& host = new_host();
-  axl_negotiate_args args = make_args(host);
+  axl_negotiate_args args = negotiate_args(host);
   CHECK(fn(&args) == AXL_ERROR_VERSION_MISMATCH);
   CHECK(args.info == nullptr);
   CHECK(args.table == nullptr);
@@ -171,17 +171,17 @@ TEST_CASE("null_table succeeds but returns no table") {
 TEST_CASE("negotiate_fails reports an error and returns INTERNAL") {
   axl_plugin_negotiate_fn fn = load_entry(variant_path("negotiate_fails"));
   FakeHost& host = new_host();
-  axl_negotiate_args args = make_args(host);
+  axl_negotiate_args args = negotiate_args(host);
   CHECK(fn(&args) == AXL_ERROR_INTERNAL);
-  REQUIRE(host.reports.size() == 1);
-  CHECK(host.reports[0].status == AXL_ERROR_INTERNAL);
-  CHECK(host.reports[0].message == "negotiate failed on purpose");
+  REQUIRE(host.report_count() == 1);
+  CHECK(host.reports()[0].status == AXL_ERROR_INTERNAL);
+  CHECK(host.reports()[0].message == "negotiate failed on purpose");
 }
 
 TEST_CASE("negotiate_throws lets a C++ exception out, catchable by a C++ core") {
   axl_plugin_negotiate_fn fn = load_entry(variant_path("negotiate_throws"));
   FakeHost& host = new_host();
-  axl_negotiate_args args = make_args(host);
+  axl_negotiate_args args = negotiate_args(host);
   std::string what;
   try {
     fn(&args);
@@ -207,7 +207,7 @@ TEST_CASE("dup_a and dup_b: one file name, one info.name, two files") {
   const std::string a = std::string(AXL_TEST_PLUGIN_DIR) + "/dup_a/libaxl_plugin_t_dup.so";
   const std::string b = std::string(AXL_TEST_PLUGIN_DIR) + "/dup_b/libaxl_plugin_t_dup.so";
   FakeHost& host = new_host();
-  axl_negotiate_args args_a = make_args(host), args_b = make_args(host);
+  axl_negotiate_args args_a = negotiate_args(host), args_b = negotiate_args(host);
   REQUIRE(load_entry(a)(&args_a) == AXL_SUCCESS);
   REQUIRE(load_entry(b)(&args_b) == AXL_SUCCESS);
   CHECK(std::string(args_a.info->name) == "t_dup");
@@ -232,8 +232,8 @@ TEST_CASE("init_unavailable counts a device but cannot initialise") {
   REQUIRE(t->backend_device_count(&count) == AXL_SUCCESS);
   CHECK(count == 1);
   CHECK(t->backend_init() == AXL_ERROR_BACKEND_UNAVAILABLE);
-  REQUIRE(n.host->reports.size() == 1);
-  const Report& r = n.host->reports[0];
+  REQUIRE(n.host->report_count() == 1);
+  const ErrorReport r = n.host->reports()[0];
   CHECK(r.status == AXL_ERROR_BACKEND_UNAVAILABLE);
   CHECK(r.native_code == 100);
   CHECK(r.native_name == "FAKE_ERROR_NO_DEVICE");

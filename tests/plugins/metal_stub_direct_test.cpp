@@ -17,7 +17,7 @@ namespace {
 
 const axl_plugin_table* negotiate_stub(FakeHost& host) {
   axl_plugin_negotiate_fn fn = load_entry(AXL_METAL_STUB_PATH);
-  axl_negotiate_args args = make_args(host);
+  axl_negotiate_args args = negotiate_args(host);
   REQUIRE(fn(&args) == AXL_SUCCESS);
   REQUIRE(args.table != nullptr);
   return args.table;
@@ -37,7 +37,7 @@ std::string name_from_path(const std::string& path) {
 TEST_CASE("metal_stub negotiates with its file's name, api metal, a full table") {
   axl_plugin_negotiate_fn fn = load_entry(AXL_METAL_STUB_PATH);
   FakeHost& host = new_host();
-  axl_negotiate_args args = make_args(host, AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR + 3);
+  axl_negotiate_args args = negotiate_args(host, AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR + 3);
   REQUIRE(fn(&args) == AXL_SUCCESS);
   CHECK(args.plugin_abi_minor == AXL_PLUGIN_ABI_MINOR);
   REQUIRE(args.info != nullptr);
@@ -63,8 +63,8 @@ TEST_CASE("metal_stub negotiates with its file's name, api metal, a full table")
     const bool left_null = std::find(std::begin(kLeftNull), std::end(kLeftNull), name) != std::end(kLeftNull);
     CHECK(slot_present(args.table, off) == !left_null);
   }
-  CHECK(host.reports.empty());
-  CHECK(!host.logs.empty());
+  CHECK(host.report_count() == 0);
+  CHECK(host.log_count() > 0);
 }
 
 TEST_CASE("metal_stub refuses another major without touching the host") {
@@ -85,18 +85,18 @@ TEST_CASE("metal_stub refuses malformed negotiate arguments") {
   FakeHost& host = new_host();
   CHECK(fn(nullptr) == AXL_ERROR_INVALID_ARGUMENT);
 
-  axl_negotiate_args short_args = make_args(host);
+  axl_negotiate_args short_args = negotiate_args(host);
   short_args.struct_size = offsetof(axl_negotiate_args, table);
   CHECK(fn(&short_args) == AXL_ERROR_INVALID_ARGUMENT);
   CHECK(short_args.table == nullptr);
 
-  axl_negotiate_args no_host = make_args(host);
+  axl_negotiate_args no_host = negotiate_args(host);
   no_host.host = nullptr;
   CHECK(fn(&no_host) == AXL_ERROR_INVALID_ARGUMENT);
 
   static axl_host_services small{};
   small.struct_size = offsetof(axl_host_services, log);
-  axl_negotiate_args small_host = make_args(host);
+  axl_negotiate_args small_host = negotiate_args(host);
   small_host.host = &small;
   CHECK(fn(&small_host) == AXL_ERROR_INVALID_ARGUMENT);
 }
@@ -108,25 +108,25 @@ TEST_CASE("metal_stub: no devices, and init says why it is unavailable") {
   // Counting already says why, so discovery lists the stub as unavailable.
   CHECK(t->backend_device_count(&count) == AXL_ERROR_BACKEND_UNAVAILABLE);
   CHECK(count == 0);
-  REQUIRE(host.reports.size() == 1);
-  CHECK(host.reports[0].message == "unavailable: Metal needs an Apple platform");
+  REQUIRE(host.report_count() == 1);
+  CHECK(host.reports()[0].message == "unavailable: Metal needs an Apple platform");
   CHECK(t->backend_device_count(nullptr) == AXL_ERROR_INVALID_ARGUMENT);
 
-  host.reports.clear();
+  host.clear();
   CHECK(t->backend_init() == AXL_ERROR_BACKEND_UNAVAILABLE);
-  REQUIRE(host.reports.size() == 1);
-  CHECK(host.reports[0].status == AXL_ERROR_BACKEND_UNAVAILABLE);
-  CHECK(host.reports[0].native_code == 0);
-  CHECK(host.reports[0].native_name.empty());
-  CHECK(host.reports[0].message == "unavailable: Metal needs an Apple platform");
+  REQUIRE(host.report_count() == 1);
+  CHECK(host.reports()[0].status == AXL_ERROR_BACKEND_UNAVAILABLE);
+  CHECK(host.reports()[0].native_code == 0);
+  CHECK(host.reports()[0].native_name.empty());
+  CHECK(host.reports()[0].message == "unavailable: Metal needs an Apple platform");
 }
 
 TEST_CASE("metal_stub: an unknown option is NOT_FOUND, as plugin.h requires") {
   FakeHost& host = new_host();
   const axl_plugin_table* t = negotiate_stub(host);
   CHECK(t->backend_set_option("no_such_key", "1") == AXL_ERROR_NOT_FOUND);
-  REQUIRE(host.reports.size() == 1);
-  CHECK(host.reports[0].message.find("no_such_key") != std::string::npos);
+  REQUIRE(host.report_count() == 1);
+  CHECK(host.reports()[0].message.find("no_such_key") != std::string::npos);
 }
 
 TEST_CASE("metal_stub: every other slot is UNSUPPORTED and names itself") {
@@ -186,10 +186,10 @@ TEST_CASE("metal_stub: every other slot is UNSUPPORTED and names itself") {
   CHECK(calls.size() + 3 == (sizeof(axl_plugin_table) - sizeof(size_t)) / sizeof(void*));
   for (const auto& [slot, call] : calls) {
     INFO(slot);
-    host.reports.clear();
+    host.clear();
     CHECK(call() == AXL_ERROR_UNSUPPORTED);
-    REQUIRE(host.reports.size() == 1);
-    CHECK(host.reports[0].status == AXL_ERROR_UNSUPPORTED);
-    CHECK(host.reports[0].message.rfind(std::string(slot) + ": ", 0) == 0);
+    REQUIRE(host.report_count() == 1);
+    CHECK(host.reports()[0].status == AXL_ERROR_UNSUPPORTED);
+    CHECK(host.reports()[0].message.rfind(std::string(slot) + ": ", 0) == 0);
   }
 }

@@ -1,6 +1,6 @@
-// A core-less harness for the plugin tests: fake host services that record
-// what a plugin logs and reports, and helpers to dlopen a plugin and call its
-// negotiate the way the core does.
+// A core-less harness for the plugin tests: the shared fake host services
+// (tools/test-host), which record what a plugin logs and reports, and helpers
+// to dlopen a plugin and call its negotiate the way the core does.
 #pragma once
 
 #if AXL_CATCH2_V2
@@ -13,61 +13,16 @@
 
 #include <cstddef>
 #include <cstring>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "axl/plugin.h"
+#include "host_services.hpp"
 
 namespace axl_test {
 
-struct Report {
-  axl_status status;
-  int64_t native_code;
-  std::string native_name;  // "" for NULL
-  std::string message;
-};
-
-struct FakeHost {
-  axl_host_services services{};
-  std::vector<std::string> logs;
-  std::vector<Report> reports;
-
-  FakeHost() {
-    services.struct_size = sizeof(axl_host_services);
-    services.ctx = this;
-    services.log = [](void* ctx, int32_t, const char* message) {
-      static_cast<FakeHost*>(ctx)->logs.emplace_back(message ? message : "(null)");
-    };
-    services.report_error = [](void* ctx, axl_status status, int64_t native_code,
-                               const char* native_name, const char* message) {
-      static_cast<FakeHost*>(ctx)->reports.push_back(
-          {status, native_code, native_name ? native_name : "",
-           message ? message : "(null)"});
-    };
-    services.trace_record = [](void*, const axl_trace_record*) {};
-  }
-  FakeHost(const FakeHost&) = delete;
-  FakeHost& operator=(const FakeHost&) = delete;
-};
-
-// A plugin keeps the host pointer for the life of the process (plugin.h), so
-// hosts are never destroyed; a deque keeps their addresses stable.
-inline FakeHost& new_host() {
-  static std::deque<FakeHost> hosts;
-  return hosts.emplace_back();
-}
-
-inline axl_negotiate_args make_args(const FakeHost& host,
-                                    uint32_t major = AXL_PLUGIN_ABI_MAJOR,
-                                    uint32_t minor = AXL_PLUGIN_ABI_MINOR) {
-  axl_negotiate_args a{};
-  a.struct_size = sizeof a;
-  a.core_abi_major = major;
-  a.core_abi_minor = minor;
-  a.host = &host.services;
-  return a;
-}
+// FakeHost, new_host() and negotiate_args() come from tools/test-host, in
+// this same namespace.
 
 inline std::string variant_path(const std::string& variant) {
   return std::string(AXL_TEST_PLUGIN_DIR) + "/libaxl_plugin_t_" + variant + ".so";

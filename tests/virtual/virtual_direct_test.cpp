@@ -29,7 +29,7 @@ vd::Host& host() { return *vd::plugin().host; }
 // `s` must be `status`, reported with the virtual driver's code and name and
 // a message containing every part.
 void require_report(axl_status s, axl_status status, std::initializer_list<std::string> parts) {
-  const vd::Report r = host().last_report();
+  const axl_test::ErrorReport r = host().last_report();
   INFO("returned " << axl_status_name(s) << "; last report " << axl_status_name(r.status) << " "
                    << r.native_name << ": " << r.message);
   REQUIRE(s == status);
@@ -258,10 +258,10 @@ TEST_CASE("direct: fault rules set at run time restart the call counts", "[virtu
     REQUIRE(t.memory_free(d, first) == AXL_SUCCESS);
   }
   // A bad rule is named; the good ones still apply.
-  const size_t logs_before = host().logs.size();
+  const size_t logs_before = host().log_count();
   require_report(option("virtual_fail", "alloc:1=INTERNAL;alloc:one=INTERNAL;free:1=FOO"), AXL_ERROR_INVALID_ARGUMENT,
                  {"ignoring rule 'alloc:one=INTERNAL'", "ignoring rule 'free:1=FOO'", "the other rules are in effect"});
-  CHECK(host().logs.size() == logs_before + 2);
+  CHECK(host().log_count() == logs_before + 2);
   CHECK_THAT(host().all_logs(), Catch::Contains("'free:1=FOO'"));
   axl_devaddr x = 0;
   require_report(t.memory_alloc(d, 64, &x), AXL_ERROR_INTERNAL, {"alloc call 1"});
@@ -284,7 +284,7 @@ TEST_CASE("direct: the trace hook reports each operation with the plugin's names
   cfg.struct_size = sizeof cfg;
   for (int i = 0; i < 3; ++i) cfg.grid[i] = cfg.block[i] = 1;
 
-  const size_t before = host().traces.size();
+  const size_t before = host().trace_count();
   REQUIRE(t.queue_fill(q, a, 256, 0, 1) == AXL_SUCCESS);  // tracing is off: not reported
   REQUIRE(t.backend_set_tracing(1) == AXL_SUCCESS);
   REQUIRE(t.queue_copy_htod(q, a, host_bytes.data(), 256) == AXL_SUCCESS);
@@ -295,19 +295,20 @@ TEST_CASE("direct: the trace hook reports each operation with the plugin's names
   REQUIRE(t.queue_launch(q, k, &cfg, args, 3) == AXL_SUCCESS);
   REQUIRE(t.backend_set_tracing(0) == AXL_SUCCESS);
   REQUIRE(t.queue_synchronize(q) == AXL_SUCCESS);
-  std::vector<vd::TraceEntry> got(host().traces.begin() + static_cast<ptrdiff_t>(before), host().traces.end());
+  const std::vector<axl_test::TraceEntry> all = host().traces();
+  const std::vector<axl_test::TraceEntry> got(all.begin() + static_cast<ptrdiff_t>(before), all.end());
   REQUIRE(got.size() == 6);
   CHECK(got[0].name == "virtMemcpyHtoDAsync");
-  CHECK(got[0].bytes == 256);
+  CHECK(got[0].bytes() == 256);
   CHECK(got[1].name == "virtMemcpyDtoDAsync");
-  CHECK(got[1].bytes == 128);
+  CHECK(got[1].bytes() == 128);
   CHECK(got[2].name == "virtMemcpyDtoHAsync");
   CHECK(got[3].name == "virtMemcpyPeerAsync");
-  CHECK(got[3].memcpy_kind == AXL_MEMCPY_DTOD);
+  CHECK(got[3].record.memcpy_kind == AXL_MEMCPY_DTOD);
   CHECK(got[4].name == "virtMemsetD16Async");
-  CHECK(got[4].kind == AXL_TRACE_MEMSET);
+  CHECK(got[4].record.kind == AXL_TRACE_MEMSET);
   CHECK(got[5].name == "axl_test_fill_u32");
-  CHECK(got[5].kind == AXL_TRACE_KERNEL_LAUNCH);
+  CHECK(got[5].record.kind == AXL_TRACE_KERNEL_LAUNCH);
   REQUIRE(t.queue_destroy(q) == AXL_SUCCESS);
 }
 

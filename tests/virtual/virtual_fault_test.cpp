@@ -8,7 +8,10 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "../devices/queue_helpers.hpp"
 #include "virtual_test_util.hpp"
+
+using devtest::read_back;
 
 namespace {
 
@@ -27,13 +30,6 @@ void expect_injected(F&& body, axl_status status, const std::string& call, const
   vt::check_virtual_report(e, status);
   const std::string msg = e.what();
   CHECK_THAT(msg, Catch::Contains("virtual: injected failure of " + call + " (AXL_VIRTUAL_FAIL: " + rule + ")"));
-}
-
-std::vector<unsigned char> read_back(const axl::Queue& q, const axl::Buffer& b) {
-  std::vector<unsigned char> v(b.size());
-  q.copy_to_host(v.data(), b, v.size());
-  q.synchronize();
-  return v;
 }
 
 bool all_equal(const std::vector<unsigned char>& v, unsigned char value) {

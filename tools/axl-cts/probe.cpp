@@ -31,6 +31,7 @@
 
 #include "axl/plugin.h"
 #include "cts.hpp"
+#include "host_services.hpp"
 #include "slot_list.hpp"
 
 namespace cts {
@@ -74,21 +75,7 @@ int count_dir(const char* dir) {
 }
 
 // Records what a plugin does with the services it was given.
-struct FakeHost {
-  axl_host_services services{};
-  int logs = 0, reports = 0, traces = 0;
-  FakeHost() {
-    services.struct_size = sizeof services;
-    services.ctx = this;
-    services.log = [](void* ctx, int32_t, const char*) { ++static_cast<FakeHost*>(ctx)->logs; };
-    services.report_error = [](void* ctx, axl_status, int64_t, const char*, const char*) {
-      ++static_cast<FakeHost*>(ctx)->reports;
-    };
-    services.trace_record = [](void* ctx, const axl_trace_record*) {
-      ++static_cast<FakeHost*>(ctx)->traces;
-    };
-  }
-};
+using FakeHost = axl_test::FakeHost;
 
 std::string file_backend_name(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -163,7 +150,7 @@ void probe(const std::string& path) {
     a.struct_size = sizeof a;
     a.core_abi_major = AXL_PLUGIN_ABI_MAJOR + 1;
     a.core_abi_minor = 0;
-    a.host = &host.services;
+    a.host = host.services();
     a.plugin_abi_minor = 0xdeadbeef;
     a.info = &sentinel_info;
     a.table = &sentinel_table;
@@ -175,10 +162,10 @@ void probe(const std::string& path) {
     if (a.plugin_abi_minor != 0xdeadbeef || a.info != &sentinel_info || a.table != &sentinel_table)
       fail("cts.negotiate.version_mismatch",
            "negotiate with another core major wrote to args; it must write nothing");
-    if (host.logs || host.reports || host.traces)
+    if (host.log_count() || host.report_count() || host.trace_count())
       fail("cts.negotiate.version_mismatch",
-           cat("negotiate with another core major called host services (log ", host.logs,
-               ", report_error ", host.reports, ", trace_record ", host.traces,
+           cat("negotiate with another core major called host services (log ", host.log_count(),
+               ", report_error ", host.report_count(), ", trace_record ", host.trace_count(),
                "); their layout belongs to that major, so it must call none"));
   }
 
@@ -193,7 +180,7 @@ void probe(const std::string& path) {
     a.struct_size = offsetof(axl_negotiate_args, plugin_abi_minor);
     a.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
     a.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
-    a.host = &host.services;
+    a.host = host.services();
     if (call_entry(entry, &a, "negotiate with a short args struct") == AXL_SUCCESS)
       fail("cts.negotiate.table_shape",
            cat("negotiate accepted args.struct_size ", a.struct_size,
@@ -207,13 +194,13 @@ void probe(const std::string& path) {
   a.struct_size = sizeof a;
   a.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
   a.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
-  a.host = &host.services;
+  a.host = host.services();
   const axl_status s = call_entry(entry, &a, "negotiate");
   if (s != AXL_SUCCESS) {
     fail("cts.negotiate.table_shape", cat("negotiate returned status ", s, "; expected AXL_SUCCESS"));
     return;
   }
-  if (host.traces)
+  if (host.trace_count())
     fail("cts.negotiate.no_side_effects", "negotiate called host->trace_record");
   if (a.plugin_abi_minor > AXL_PLUGIN_ABI_MINOR)
     fail("cts.negotiate.table_shape",
@@ -280,7 +267,7 @@ void probe(const std::string& path) {
     b.struct_size = sizeof b;
     b.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
     b.core_abi_minor = AXL_PLUGIN_ABI_MINOR + 5;
-    b.host = &newer_host.services;
+    b.host = newer_host.services();
     const axl_status s2 = call_entry(entry, &b, "negotiate with a newer core");
     if (s2 != AXL_SUCCESS)
       fail("cts.negotiate.version_mismatch",
@@ -300,7 +287,7 @@ void probe(const std::string& path) {
   c.struct_size = sizeof c;
   c.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
   c.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
-  c.host = &host.services;
+  c.host = host.services();
   if (call_entry(entry, &c, "negotiate again") != AXL_SUCCESS || c.info != info || c.table != table)
     fail("cts.negotiate.table_shape", "negotiating again did not give the same answer");
 
