@@ -620,7 +620,31 @@ inline std::string two_call_string(axl_status (*fn)(char*, size_t, size_t*)) {
 // The discovery trace, one event a line.
 inline std::string discovery_log() { return detail::two_call_string(axl_discovery_log); }
 
+// ------------------------------------------------------------- launch trace --
+namespace detail {
+// Takes a snapshot the core hands over (a launch trace, profile events),
+// copies each entry with its name (owned by the snapshot), releases it, and
+// only then reports a failure to read its size.
+template <typename Entry, typename H, typename Raw>
+std::vector<Entry> take_snapshot(axl_status (*take)(H*), axl_status (*size)(H, size_t*),
+                                 const Raw* (*data)(H), axl_status (*release)(H)) {
+  H h = nullptr;
+  check(take(&h));
+  size_t n = 0;
+  const axl_status s = size(h, &n);
+  std::vector<Entry> out;
+  if (s == AXL_SUCCESS) {
+    const Raw* e = data(h);
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) out.push_back({e[i], e[i].name ? e[i].name : ""});
+  }
+  release(h);
+  check(s);
+  return out;
+}
+}  // namespace detail
 
+// One launch-trace entry with an owned name.
 struct LaunchTraceEntry {
   axl_launch_trace_entry raw;
   std::string name;
@@ -631,19 +655,8 @@ inline void begin_launch_trace(bool include_host = false) {
 }
 
 inline std::vector<LaunchTraceEntry> take_launch_trace() {
-  axl_launch_trace_t t = nullptr;
-  check(axl_launch_trace_take(&t));
-  size_t n = 0;
-  axl_status s = axl_launch_trace_size(t, &n);
-  std::vector<LaunchTraceEntry> out;
-  if (s == AXL_SUCCESS) {
-    const axl_launch_trace_entry* e = axl_launch_trace_entries(t);
-    out.reserve(n);
-    for (size_t i = 0; i < n; ++i) out.push_back({e[i], e[i].name ? e[i].name : ""});
-  }
-  axl_launch_trace_release(t);
-  check(s);
-  return out;
+  return detail::take_snapshot<LaunchTraceEntry>(axl_launch_trace_take, axl_launch_trace_size,
+                                                 axl_launch_trace_entries, axl_launch_trace_release);
 }
 
 // Parses a device spec ("cpu", "gpu:0,1", "gpu:all", ...).
@@ -711,7 +724,7 @@ inline uint32_t dtype_size_bits(uint32_t dtype_code) {
   return bits;
 }
 
-
+// ----------------------------------------------------------- profiler spans --
 // A span for the enclosing scope (MAX's Trace): one relaxed load and a
 // not-taken branch when profiling is off; otherwise axl_profile_push now and
 // axl_profile_pop at scope exit, on the same thread.
@@ -754,8 +767,12 @@ inline uint32_t profile_color(const char* name) noexcept { return axl_profile_co
 inline bool profile_push(const char* message, uint32_t argb) noexcept {
   return axl_profile_push(message, argb) != 0;
 }
-// Closes this thread's innermost span; INVALID_ARGUMENT if none is open.
-inline void profile_pop() { check(axl_profile_pop()); }
+// Closes this thread's innermost span. False if the thread had none open
+// (axl_profile_pop's INVALID_ARGUMENT, in axl_last_error): noexcept, so a
+// span can be closed from code that must not throw (a CPython slot).
+inline bool profile_pop() noexcept { return axl_profile_pop() == AXL_SUCCESS; }
+// An instant marker on this thread (nothing when profiling is off).
+inline void profile_mark(const char* message, uint32_t argb) noexcept { axl_profile_mark(message, argb); }
 inline uint32_t profile_depth() noexcept { return axl_profile_depth(); }
 // The Chrome-trace JSON file ("" for none); written at flush and exit.
 inline void set_profile_output(const char* path) { check(axl_profile_set_output(path)); }
@@ -776,19 +793,8 @@ struct ProfileEvent {
 inline void profile_collector_start() { check(axl_profile_collector_start()); }
 // Stops the collector; its events in completion order.
 inline std::vector<ProfileEvent> profile_collector_take() {
-  axl_profile_events_t h = nullptr;
-  check(axl_profile_collector_take(&h));
-  size_t n = 0;
-  axl_status s = axl_profile_events_size(h, &n);
-  std::vector<ProfileEvent> out;
-  if (s == AXL_SUCCESS) {
-    const axl_profile_event* e = axl_profile_events_data(h);
-    out.reserve(n);
-    for (size_t i = 0; i < n; ++i) out.push_back({e[i], e[i].name ? e[i].name : ""});
-  }
-  axl_profile_events_release(h);
-  check(s);
-  return out;
+  return detail::take_snapshot<ProfileEvent>(axl_profile_collector_take, axl_profile_events_size,
+                                             axl_profile_events_data, axl_profile_events_release);
 }
 
 // Tells axl the process is ending (axl.h: axl_process_exit_begin); returns
