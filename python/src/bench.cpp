@@ -1,6 +1,8 @@
 // C++ baselines for benchmarks/python_overhead.py: the same operations as the
 // Python benchmark, looped in C++ straight through axl.h, so the printed
 // ratio is "what the binding adds". Each returns nanoseconds per operation.
+// The raw axl_* calls here are the point (the baseline is the C ABI itself,
+// with nothing of axl.hpp in the loop), not a hot path to justify.
 #include <chrono>
 
 #include "common.hpp"

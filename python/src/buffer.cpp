@@ -56,11 +56,9 @@ bool is_dtype(py::handle o) {
 bool device_is_host(axl_device_t d) {
   Cache& c = cache();
   if (auto it = c.is_host.find(d); it != c.is_host.end()) return it->second;
-  axl_device_info i{};
-  i.struct_size = sizeof i;
-  check(axl_device_get_info(d, &i));
-  c.is_host.emplace(d, i.is_host != 0);
-  return i.is_host != 0;
+  const bool host = axl::Unowned<axl::Device>(d)->info().is_host;
+  c.is_host.emplace(d, host);
+  return host;
 }
 
 py::object default_cpu() {
@@ -124,7 +122,7 @@ void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object devic
               uint32_t usage) {
   const uint32_t es = element_size_of(dtype);
   const std::vector<int64_t> dims = parse_shape(shape);
-  check(axl_layout_init(&b.layout, static_cast<uint32_t>(dims.size()), dims.data(), es));
+  b.layout = axl::Layout::contiguous(dims, es);
   if (!stream.is_none()) {
     if (!is_queue(stream)) throw py::type_error("Buffer: stream must be a DeviceQueue, got " + std::string(py::repr(stream)));
     b.queue = stream;
@@ -152,15 +150,12 @@ void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object devic
   // is only ever read through a copy on its queue, as in MAX.
   if (b.host_visible && !(usage & kUsageUntracked)) flags |= AXL_BUFFER_FLAG_TRACKED;
   uint64_t nbytes = b.num_elements() * es;
-  axl_buffer_t h = nullptr;
   // An empty buffer still gets one byte, so it has an address.
-  check(axl_buffer_create(b.device, nbytes ? nbytes : 1, flags, &h));
-  b.buffer = axl::Buffer(h);
+  b.buffer = axl::Unowned<axl::Device>(b.device)->allocate(nbytes ? nbytes : 1, flags);
 }
 
 void copy_fields(BufferObj& to, const BufferObj& from) {
-  check(axl_buffer_retain(from.buffer.get()));
-  to.buffer = axl::Buffer(from.buffer.get());
+  to.buffer = from.buffer;  // retains
   to.device = from.device;
   to.dtype = from.dtype;
   to.queue = from.queue;
@@ -202,8 +197,7 @@ std::vector<axl_index> parse_key(py::handle key) {
 }
 
 py::object np_array_alias(BufferObj& b, py::handle self, py::handle np_dtype) {
-  void* host = nullptr;
-  check(axl_buffer_host_pointer(b.buffer.get(), &host));
+  void* host = b.buffer.host_pointer();
   std::vector<py::ssize_t> shape(b.layout.shape, b.layout.shape + b.layout.rank);
   std::vector<py::ssize_t> strides(b.layout.strides, b.layout.strides + b.layout.rank);
   py::dtype dt = py::dtype::from_args(py::reinterpret_borrow<py::object>(np_dtype));
@@ -218,26 +212,20 @@ py::object np_array_alias(BufferObj& b, py::handle self, py::handle np_dtype) {
 
 axl_buffer_t BufferObj::launch_handle() {
   if (layout.offset == 0) return buffer.get();
-  if (!element0) {
-    uint64_t size = 0;
-    check(axl_buffer_size(buffer.get(), &size));
-    axl_buffer_t v = nullptr;
-    check(axl_buffer_view(buffer.get(), layout.offset, size - layout.offset, &v));
-    element0 = axl::Buffer(v);
-  }
+  if (!element0) element0 = buffer.view(layout.offset, buffer.size() - layout.offset);
   return element0.get();
 }
 
 PyTypeObject* buffer_type() { return g_buffer_type; }
 
-axl_queue_t buffer_queue(BufferObj& b) {
+const axl::Queue& buffer_queue(BufferObj& b) {
   if (b.queue.is_none() || !b.queue) b.queue = device_object(b.device).attr("default_queue");
-  return b.queue.cast<QueueObj&>().queue.get();
+  return b.queue.cast<QueueObj&>().queue;
 }
 
 void host_wait(BufferObj& b, uint32_t access) {
-  axl_buffer_t h = b.buffer.get();
-  check(without_gil([&] { return axl_buffer_host_wait(h, access); }));
+  const axl::Buffer& h = b.buffer;  // set at construction, never replaced
+  without_gil([&] { h.host_wait(access); });
 }
 
 py::object make_buffer_object(axl::Buffer buffer, axl_device_t device, py::object dtype, const axl_layout& layout,
@@ -325,7 +313,7 @@ Raises:
       .def_property_readonly("num_elements", [](BufferObj& b) { return b.num_elements(); },
                              "Product of the shape (1 for rank 0).")
       .def_property_readonly("element_size", [](BufferObj& b) { return b.layout.element_size; }, "Bytes per element.")
-      .def_property_readonly("is_contiguous", [](BufferObj& b) { return axl_layout_is_contiguous(&b.layout) != 0; },
+      .def_property_readonly("is_contiguous", [](BufferObj& b) { return b.layout.is_contiguous(); },
                              "Row-major and dense (extent-1 dimensions ignored).")
       .def_property_readonly("device", [](BufferObj& b) { return device_object(b.device); },
                              "The device the buffer belongs to (for staging memory: the accelerator).")
@@ -340,22 +328,17 @@ Raises:
       .def_property_readonly("_usage_bits", [](BufferObj& b) { return b.usage; })
       .def_property_readonly("_host_visible", [](BufferObj& b) { return b.host_visible; })
       .def_property_readonly("_host_hazard_tracked", [](BufferObj& b) {
-        uint32_t f = 0;
-        check(axl_buffer_flags(b.buffer.get(), &f));
-        return (f & AXL_BUFFER_FLAG_TRACKED) != 0;
+        return (b.buffer.flags() & AXL_BUFFER_FLAG_TRACKED) != 0;
       })
       .def_property_readonly("_nbytes", [](BufferObj& b) { return b.num_elements() * b.layout.element_size; })
       .def_property_readonly("_offset", [](BufferObj& b) { return b.layout.offset; },
                              "Byte offset of element 0 in the allocation.")
       .def("_data_ptr", [](BufferObj& b) {
-        uint64_t a = 0;
-        check(axl_buffer_device_address(b.buffer.get(), &a));
-        return a + b.layout.offset;
+        return b.buffer.device_address() + b.layout.offset;
       }, "The device address of element 0 (what a kernel receives).")
       .def("__getitem__", [](BufferObj& b, py::handle key) {
         std::vector<axl_index> idx = parse_key(key);
-        axl_layout out{};
-        check(axl_layout_index(&b.layout, idx.data(), static_cast<uint32_t>(idx.size()), &out));
+        axl::Layout out = b.layout.index(idx);
         auto v = std::make_unique<BufferObj>();
         copy_fields(*v, b);
         v->layout = out;
@@ -381,15 +364,7 @@ Raises:
       })
       .def("_view", [](BufferObj& b, py::handle dtype, py::object shape) {
         const uint32_t es = element_size_of(dtype);
-        axl_layout out{};
-        if (shape.is_none()) {
-          check(axl_layout_view(&b.layout, es, 0, nullptr, &out));
-        } else {
-          std::vector<int64_t> dims = parse_shape(shape);
-          int64_t none = 0;  // rank 0 still needs a non-NULL shape
-          check(axl_layout_view(&b.layout, es, static_cast<uint32_t>(dims.size()), dims.empty() ? &none : dims.data(),
-                                &out));
-        }
+        axl::Layout out = shape.is_none() ? b.layout.view(es) : b.layout.view(es, parse_shape(shape));
         auto v = std::make_unique<BufferObj>();
         copy_fields(*v, b);
         v->layout = out;
@@ -403,23 +378,19 @@ Raises:
         return v;
       })
       .def("_copy_from", [](BufferObj& dst, BufferObj& src, py::object queue) {
-        axl_queue_t q = queue.is_none() ? buffer_queue(dst) : queue.cast<QueueObj&>().queue.get();
+        const axl::Queue& q = queue.is_none() ? buffer_queue(dst) : queue.cast<QueueObj&>().queue;
         // Without the GIL: a copy may block until earlier queue work ran
         // (pageable memory on CUDA, the core's fallbacks; common.hpp). The
         // arguments keep both buffers and the queue alive meanwhile.
-        check(without_gil([&] {
-          return axl_queue_copy_layout(q, dst.buffer.get(), &dst.layout, src.buffer.get(), &src.layout);
-        }));
+        without_gil([&] { q.copy(dst.buffer, dst.layout, src.buffer, src.layout); });
       }, py::arg("src"), py::arg("queue") = py::none(),
          "Enqueues an element-wise copy of src into self (any layouts, any devices).")
       .def("_fill_zero", [](BufferObj& b) {
         if (!b.num_elements()) return;
-        if (!axl_layout_is_contiguous(&b.layout)) throw py::value_error("_fill_zero needs a contiguous buffer");
-        uint64_t begin = 0, end = 0;
-        axl_layout_extent(&b.layout, &begin, &end);
-        axl_queue_t q = buffer_queue(b);
-        axl_buffer_t h = b.buffer.get();
-        check(without_gil([=] { return axl_queue_fill(q, h, begin, end - begin, 0, 1); }));
+        if (!b.layout.is_contiguous()) throw py::value_error("_fill_zero needs a contiguous buffer");
+        const auto [begin, end] = b.layout.extent();
+        const axl::Queue& q = buffer_queue(b);
+        without_gil([&] { q.fill(b.buffer, 0, 1, begin, end - begin); });
       }, "Enqueues a zero fill on the buffer's queue (asynchronous, as MAX's zeros).")
       .def("_host_wait", [](BufferObj& b, uint32_t access) { host_wait(b, access); }, py::arg("access"),
            "Blocks until the host may access the buffer: 1 read, 2 write (raises HostHazardError).")
@@ -435,10 +406,7 @@ Raises:
 
   // ------------------------------------------------------ HostHazardCompletion
   struct CompletionObj {
-    axl_completion_t c = nullptr;
-    ~CompletionObj() {
-      if (c) axl_completion_release(c);
-    }
+    axl::Completion c;
   };
   py::class_<CompletionObj>(m, "HostHazardCompletion", R"doc(
 A point in a queue that host accesses wait for (MAX:
@@ -446,31 +414,23 @@ A point in a queue that host accesses wait for (MAX:
 )doc")
       .def_static("record_on", [](QueueObj& q) {
         auto o = std::make_unique<CompletionObj>();
-        axl_queue_t qh = q.queue.get();
-        check(without_gil([&] { return axl_completion_record(qh, &o->c); }));  // records an event
+        o->c = without_gil([&] { return axl::Completion::record(q.queue); });  // records an event
         return o;
       }, py::arg("queue"), "A completion for the work already enqueued on queue.")
       .def_static("poisoned", [](py::object /*queue*/, const std::string& error) {
         auto o = std::make_unique<CompletionObj>();
-        check(axl_completion_create_poisoned(c_string(error, "error"), &o->c));
+        o->c = axl::Completion::poisoned(c_string(error, "error"));
         return o;
       }, py::arg("queue"), py::arg("error"), "A completion whose waits raise HostHazardError(error).")
-      .def("is_ready", [](CompletionObj& o) {
-        axl_status s = axl_completion_query(o.c);
-        if (s == AXL_ERROR_NOT_READY) return false;
-        check(s);
-        return true;
-      }, "True once the work ran, or when poisoned.")
+      .def("is_ready", [](CompletionObj& o) { return o.c.is_ready(); }, "True once the work ran, or when poisoned.")
       .def("wait", [](CompletionObj& o) {
-        axl_completion_t c = o.c;
-        check(without_gil([c] { return axl_completion_wait(c); }));
+        const axl::Completion& c = o.c;
+        without_gil([&c] { c.wait(); });
       }, "Blocks until ready; raises HostHazardError with the poison message.")
       .def("poison", [](CompletionObj& o, const std::string& message) {
-        check(axl_completion_poison(o.c, c_string(message, "message")));
+        o.c.poison(c_string(message, "message"));
       }, py::arg("message"));
-  cls.def("_stamp", [](BufferObj& b, CompletionObj& c, uint32_t access) {
-    check(axl_buffer_stamp(b.buffer.get(), c.c, access));
-  });
+  cls.def("_stamp", [](BufferObj& b, CompletionObj& c, uint32_t access) { b.buffer.stamp(c.c, access); });
 
   m.attr("MAX_RANK") = AXL_MAX_RANK;
   m.def("_copy_batch", [](py::sequence pairs) {
@@ -485,12 +445,11 @@ A point in a queue that host accesses wait for (MAX:
       keep.push_back(t);
       BufferObj& d = t[0].cast<BufferObj&>();
       BufferObj& s = t[1].cast<BufferObj&>();
-      uint64_t db = 0, de = 0, sb = 0, se = 0;
-      axl_layout_extent(&d.layout, &db, &de);
-      axl_layout_extent(&s.layout, &sb, &se);
+      const auto [db, de] = d.layout.extent();
+      const uint64_t sb = s.layout.extent().first;
       descs.push_back({d.buffer.get(), db, s.buffer.get(), sb, de - db});
     }
-    check(without_gil([&] { return axl_copy_batch(descs.data(), descs.size()); }));
+    without_gil([&] { axl::copy_batch(descs); });
   }, py::arg("pairs"));
 
   register_dlpack(m, cls);

@@ -110,17 +110,7 @@ struct BackendCallbackScope {
 template <typename Handle>
 void release_without_gil(Handle& h) {
   if (!h) return;
-  auto raw = h.release();
-  using Raw = decltype(raw);
-  without_gil([raw] {
-    if constexpr (std::is_same_v<Raw, axl_queue_t>) axl_queue_release(raw);
-    else if constexpr (std::is_same_v<Raw, axl_buffer_t>) axl_buffer_release(raw);
-    else if constexpr (std::is_same_v<Raw, axl_event_t>) axl_event_release(raw);
-    else if constexpr (std::is_same_v<Raw, axl_flag_t>) axl_flag_release(raw);
-    else if constexpr (std::is_same_v<Raw, axl_module_t>) axl_module_release(raw);
-    else if constexpr (std::is_same_v<Raw, axl_kernel_t>) axl_kernel_release(raw);
-    else if constexpr (std::is_same_v<Raw, axl_device_t>) axl_device_release(raw);
-  });
+  without_gil([&h] { Handle dropped(std::move(h)); });  // released here, GIL dropped
 }
 
 // Throws axl::Error (translated to the axl.driver exception for its status).
@@ -227,24 +217,23 @@ struct BufferObj {
   axl_device_t device = nullptr;
   py::object dtype;              // axl.dtype.DType member
   py::object queue;              // bound DeviceQueue; None: the device's default
-  axl_layout layout{};           // shape, byte strides and offset into `buffer`
+  axl::Layout layout;            // shape, byte strides and offset into `buffer`
   uint32_t usage = 0;            // MAX Usage bits: STAGING 1, UNTRACKED 2
   bool pinned = false;           // host memory bound to an accelerator
   bool host_visible = false;     // the host can address the bytes
   // What a kernel receives: a buffer whose byte 0 is element (0, ..., 0).
   axl_buffer_t launch_handle();
-  uint64_t num_elements() const { return axl_layout_num_elements(&layout); }
+  uint64_t num_elements() const { return layout.num_elements(); }
   // Released without the GIL: the last release of an allocation that queues
   // used records an event on each of them (the core frees it once they
   // caught up), an enqueue that blocks while a driver's queue is full. An
   // external buffer's callback (a DLPack deleter) that runs right here takes
   // the GIL itself.
   ~BufferObj() {
-    axl_buffer_t view = element0.release(), whole = buffer.release();
-    if (!view && !whole) return;
-    without_gil([view, whole] {
-      if (view) axl_buffer_release(view);
-      if (whole) axl_buffer_release(whole);
+    if (!element0 && !buffer) return;
+    without_gil([this] {
+      axl::Buffer whole = std::move(buffer);
+      axl::Buffer view = std::move(element0);  // released first, then whole
     });
   }
   BufferObj() = default;
@@ -260,8 +249,8 @@ void register_dlpack(py::module_& m, py::class_<BufferObj>& cls);
 // Builds a Buffer object around an existing allocation (used by DLPack).
 py::object make_buffer_object(axl::Buffer buffer, axl_device_t device, py::object dtype, const axl_layout& layout,
                               uint32_t usage, bool pinned);
-// The queue work on b is enqueued on (its bound queue).
-axl_queue_t buffer_queue(BufferObj& b);
+// The queue work on b is enqueued on (its bound queue); b keeps it alive.
+const axl::Queue& buffer_queue(BufferObj& b);
 // Waits (GIL released) until the host may read or write b (hazard record).
 void host_wait(BufferObj& b, uint32_t access);
 

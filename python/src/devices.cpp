@@ -41,8 +41,7 @@ py::object lookup(const std::string& label, int64_t id) {
     throw py::value_error("device label '" + label + "' is not 'cpu' or 'gpu'");
   if (label == "cpu") id = 0;  // MAX: CPU(id) ignores id
   if (id < -1) throw py::value_error("Accelerator(id=" + std::to_string(id) + "): id must be >= 0, or -1 for the first available accelerator");
-  uint32_t count = 0;
-  check(axl_device_count(l, &count));
+  uint32_t count = axl::Device::count(l);
   const bool first = id == -1;
   if (first) id = 0;
   std::optional<axl::Error> failed;  // why an earlier accelerator dropped out
@@ -54,17 +53,19 @@ py::object lookup(const std::string& label, int64_t id) {
       throw py::value_error("Accelerator(id=" + std::to_string(first ? -1 : id) + ") was requested but " +
                             device_error_text(count));
     }
-    axl_device_t d = nullptr;
-    axl_status s = axl_device_get(l, static_cast<uint32_t>(id), &d);
-    if (s == AXL_SUCCESS) {
-      axl::Device owned(d);
-      return device_object(d);
-    }
     try {
-      check(s);
+      const axl::Device owned = axl::Device::get(l, static_cast<uint32_t>(id));
+      return device_object(owned.get());
     } catch (const axl::Error& e) {
       uint32_t now = count;
-      if (first && axl_device_count(l, &now) == AXL_SUCCESS && now < count) {
+      if (first) {
+        try {
+          now = axl::Device::count(l);
+        } catch (const axl::Error&) {
+          now = count;  // cannot tell: report this device's own error
+        }
+      }
+      if (first && now < count) {
         failed = e;
         count = now;  // that backend dropped out; index 0 is the next one now
         continue;
@@ -89,10 +90,7 @@ DeviceHandle::DeviceHandle(axl::Device d) : device(std::move(d)) {
   is_host = i.is_host;
   is_host_unified = i.is_host_unified;
   is_compatible = i.is_compatible;
-  axl_device_info raw{};
-  raw.struct_size = sizeof raw;
-  check(axl_device_get_info(device.get(), &raw));
-  backend_index = raw.backend_index;
+  backend_index = i.backend_index;
 }
 
 py::object device_object(axl_device_t d) {
@@ -100,8 +98,7 @@ py::object device_object(axl_device_t d) {
   if (auto it = c.objects.find(d); it != c.objects.end())
     return py::reinterpret_borrow<py::object>(it->second);
   if (!c.factory) throw std::runtime_error("axl._core: axl.driver did not register its device factory");
-  check(axl_device_retain(d));
-  auto handle = std::make_unique<DeviceHandle>(axl::Device(d));
+  auto handle = std::make_unique<DeviceHandle>(axl::share<axl::Device>(d));
   py::object obj = py::reinterpret_borrow<py::object>(c.factory)(py::cast(std::move(handle)));
   // The factory ran Python code, which may have let another thread in.
   if (auto it = c.objects.find(d); it != c.objects.end())
@@ -121,10 +118,12 @@ axl_device_t device_of(py::handle device) {
 }
 
 std::string device_text(axl_device_t d) {
-  axl_device_info i{};
-  i.struct_size = sizeof i;
-  if (axl_device_get_info(d, &i) != AXL_SUCCESS) return "Device(?)";
-  return std::string("Device(type=") + i.label + ",id=" + std::to_string(i.id) + ")";
+  try {
+    const axl::DeviceInfo i = axl::Unowned<axl::Device>(d)->info();
+    return "Device(type=" + i.label + ",id=" + std::to_string(i.id) + ")";
+  } catch (const axl::Error&) {
+    return "Device(?)";  // for a message: never the reason it fails
+  }
 }
 
 void register_devices(py::module_& m) {
@@ -149,17 +148,12 @@ Not constructible; axl.driver.CPU() and Accelerator() hold one as ``_h``.
       .def_property_readonly("ptr", [](const DeviceHandle& h) { return reinterpret_cast<uintptr_t>(h.get()); })
       .def("memory_info", [](const DeviceHandle& h) { return h.device.memory_info(); },
            "(free, total) bytes.")
-      .def("synchronize", [](const DeviceHandle& h) {
-        axl_status s = without_gil([&] { return axl_device_synchronize(h.get()); });
-        check(s);
-      })
+      .def("synchronize", [](const DeviceHandle& h) { without_gil([&] { h.device.synchronize(); }); })
       .def("can_access", [](const DeviceHandle& h, py::handle other) {
-        uint8_t v = 0;
-        check(axl_device_can_access(h.get(), device_of(other), &v));
-        return v != 0;
+        return h.device.can_access(*axl::Unowned<axl::Device>(device_of(other)));
       })
       .def("enable_peer_access", [](const DeviceHandle& h, py::handle other) {
-        check(axl_device_enable_peer_access(h.get(), device_of(other)));
+        h.device.enable_peer_access(*axl::Unowned<axl::Device>(device_of(other)));
       })
       .def("default_queue", [](const DeviceHandle& h) { return make_queue_object(h.device.default_queue()); });
 

@@ -82,10 +82,8 @@ py::object dtype_of(DLDataType t) {
 // The DLPack device of b: by backend, since a virtual device in virtual
 // device mode reports the API it emulates but owns no such memory.
 DLDevice dl_device_of(BufferObj& b) {
-  axl_device_info i{};
-  i.struct_size = sizeof i;
-  check(axl_device_get_info(b.device, &i));
-  const std::string backend = i.backend ? i.backend : "";
+  const axl::DeviceInfo i = axl::Unowned<axl::Device>(b.device)->info();
+  const std::string& backend = i.backend;
   if (i.is_host) return {kDLCPU, 0};
   const int32_t id = static_cast<int32_t>(i.backend_index);
   if (backend == "cuda") return b.pinned ? DLDevice{kDLCUDAHost, 0} : DLDevice{kDLCUDA, id};
@@ -135,10 +133,8 @@ void destroy_versioned(PyObject* c) { capsule_destructor<DLManagedTensorVersione
 void destroy_legacy(PyObject* c) { capsule_destructor<DLManagedTensor>(c, kLegacy); }
 
 void fill_tensor(DLTensor& t, BufferObj& b, ExportCtx& ctx) {
-  uint64_t addr = 0;
-  check(axl_buffer_device_address(b.buffer.get(), &addr));
-  void* host = nullptr;
-  if (b.host_visible) check(axl_buffer_host_pointer(b.buffer.get(), &host));
+  const uint64_t addr = b.buffer.device_address();
+  void* host = b.host_visible ? b.buffer.host_pointer() : nullptr;
   t.data = host ? host : reinterpret_cast<void*>(addr);
   t.device = dl_device_of(b);
   t.ndim = static_cast<int32_t>(b.layout.rank);
@@ -227,28 +223,23 @@ void release_import(void* p) {
 // The axl device for a DLPack device: host types map to the CPU.
 axl_device_t device_for(DLDevice d) {
   if (d.device_type == kDLCPU || d.device_type == kDLCUDAHost || d.device_type == kDLROCMHost) {
-    axl_device_t cpu = nullptr;
-    check(axl_device_get("cpu", 0, &cpu));
-    axl_device_release(cpu);  // devices are immortal; the handle stays valid
-    return cpu;
+    return axl::Device::cpu().get();  // devices are immortal; the handle stays valid
   }
   const char* backend = d.device_type == kDLCUDA ? "cuda"
                         : d.device_type == kDLROCM ? "hip"
                         : d.device_type == kDLOneAPI ? "level_zero"
                         : d.device_type == kDLExtDev ? "virtual" : nullptr;
   if (backend) {
-    uint32_t n = 0;
-    check(axl_device_count("gpu", &n));
+    const uint32_t n = axl::Device::count("gpu");
     for (uint32_t i = 0; i < n; ++i) {
-      axl_device_t dev = nullptr;
-      if (axl_device_get("gpu", i, &dev) != AXL_SUCCESS) continue;
-      axl_device_info info{};
-      info.struct_size = sizeof info;
-      const bool match = axl_device_get_info(dev, &info) == AXL_SUCCESS && info.backend &&
-                         std::strcmp(info.backend, backend) == 0 &&
-                         info.backend_index == static_cast<uint32_t>(d.device_id);
-      axl_device_release(dev);
-      if (match) return dev;
+      try {
+        const axl::Device dev = axl::Device::get("gpu", i);
+        const axl::DeviceInfo info = dev.info();
+        if (info.backend == backend && info.backend_index == static_cast<uint32_t>(d.device_id))
+          return dev.get();  // immortal, as above
+      } catch (const axl::Error&) {
+        // A device that cannot be opened or described is not the one.
+      }
     }
   }
   throw py::buffer_error("from_dlpack: no axl device for DLPack device (" + std::to_string(d.device_type) + ", " +
@@ -278,43 +269,40 @@ py::tuple import_capsule(py::capsule capsule) {
   py::object dtype = dtype_of(t->dtype);
   const uint32_t es = dtype.attr("size_in_bytes").cast<uint32_t>();
   axl_device_t dev = device_for(t->device);
-  axl_layout layout{};
-  std::vector<int64_t> shape(t->shape, t->shape + t->ndim);
-  check(axl_layout_init(&layout, static_cast<uint32_t>(t->ndim), shape.data(), es));
+  axl::Layout layout = axl::Layout::contiguous(std::vector<int64_t>(t->shape, t->shape + t->ndim), es);
   if (t->strides)
     for (int k = 0; k < t->ndim; ++k) layout.strides[k] = t->strides[k] * int64_t(es);
   layout.offset = 0;
   // The wrapped range runs from the lowest to the highest byte touched.
-  uint64_t begin = 0, end = 0;
-  axl_layout_extent(&layout, &begin, &end);  // relative to element 0 at 0
+  const auto [begin, end] = layout.extent();  // relative to element 0 at 0
   const int64_t lo = static_cast<int64_t>(begin);  // <= 0 for negative strides
   const uint64_t elem0 = reinterpret_cast<uint64_t>(t->data) + t->byte_offset;
-  const bool empty = axl_layout_num_elements(&layout) == 0;
+  const bool empty = layout.num_elements() == 0;
   // Consumed: the producer must not free it when its capsule dies.
   PyCapsule_SetName(capsule.ptr(), ctx->versioned ? kUsedVersioned : kUsedLegacy);
-  axl_device_info info{};
-  info.struct_size = sizeof info;
-  check(axl_device_get_info(dev, &info));
+  const axl::Unowned<axl::Device> device(dev);
+  const bool is_host = device->info().is_host;
   const bool host_type = t->device.device_type == kDLCPU || t->device.device_type == kDLCUDAHost ||
                          t->device.device_type == kDLROCMHost;
-  axl_buffer_t h = nullptr;
+  axl::Buffer h;
   ImportCtx* raw = ctx.release();
-  axl_status s;
   if (empty) {
     release_import(raw);
-    s = axl_buffer_create(dev, 1, 0, &h);
+    h = device->allocate(1, 0);
     layout.offset = 0;
   } else {
     const uint64_t base = elem0 + static_cast<uint64_t>(lo);
-    const uint32_t f = info.is_host ? AXL_BUFFER_FLAG_TRACKED : 0;
-    s = axl_buffer_create_external(dev, base, host_type ? reinterpret_cast<void*>(base) : nullptr,
-                                   static_cast<uint64_t>(static_cast<int64_t>(end) - lo), f, release_import, raw,
-                                   &h);
-    if (s != AXL_SUCCESS) release_import(raw);
+    const uint32_t f = is_host ? AXL_BUFFER_FLAG_TRACKED : 0;
+    try {
+      h = device->wrap_external(base, host_type ? reinterpret_cast<void*>(base) : nullptr,
+                                static_cast<uint64_t>(static_cast<int64_t>(end) - lo), f, release_import, raw);
+    } catch (const axl::Error&) {
+      release_import(raw);  // the core never calls it after a failure
+      throw;
+    }
     layout.offset = static_cast<uint64_t>(-lo);
   }
-  check(s);
-  py::object buf = make_buffer_object(axl::Buffer(h), dev, dtype, layout, 0, false);
+  py::object buf = make_buffer_object(std::move(h), dev, dtype, layout, 0, false);
   return py::make_tuple(buf, (flags & kFlagReadOnly) != 0);
 }
 

@@ -127,7 +127,7 @@ void register_errors(py::module_& m) {
       "Every axl_status code the core was built with, as (value, name) pairs in value order.");
 
   m.def(
-      "status_name", [](int32_t s) { return std::string(axl_status_name(s)); }, py::arg("status"),
+      "status_name", [](int32_t s) { return axl::status_name(s); }, py::arg("status"),
       "The name of an axl_status code, e.g. 'AXL_ERROR_INVALID_ARGUMENT'.");
 }
 

@@ -12,11 +12,17 @@ void register_max_file(py::module_& m) {
         if (info.itemsize != 1 || info.ndim != 1)
           throw py::value_error("_max_file_parse: expected a 1-D buffer of bytes");
         axl_max_file_header h{};
-        h.struct_size = sizeof h;
-        const axl_status s = axl_max_file_parse(info.ptr, static_cast<uint64_t>(info.size), file_size, &h);
+        axl_status s = AXL_SUCCESS;
+        std::string message;
+        try {
+          axl::parse_max_file(info.ptr, static_cast<uint64_t>(info.size), file_size, h);
+        } catch (const axl::Error& e) {
+          s = e.status();
+          message = e.what();
+        }
         py::dict out;
         out["status"] = static_cast<int>(s);
-        out["message"] = s == AXL_SUCCESS ? py::str("") : to_str(axl_last_error_message());
+        out["message"] = to_str(message);
         out["header_bytes"] = h.header_bytes;
         if (s != AXL_SUCCESS) return out;
         py::list dims;

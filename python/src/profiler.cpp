@@ -18,7 +18,7 @@
 namespace axlpy {
 namespace {
 
-bool profiling_on() { return axl::profile_level_now() != 0; }
+bool profiling_on() { return axl::profiling_enabled(); }
 
 // --------------------------------------------------------------- Trace --
 // MAX's max._core.profiler.Trace: a span entered with `with` (or by hand).
@@ -43,7 +43,7 @@ int trace_init(PyObject* self_obj, PyObject* args, PyObject* kwargs) {
   PyObject* bytes = PyBytes_FromString(message);
   if (!bytes) return -1;
   Py_XSETREF(self->message, bytes);
-  self->argb = axl_profile_color(color);
+  self->argb = axl::profile_color(color);
   self->open = false;
   return 0;
 }
@@ -60,7 +60,7 @@ const char* trace_message(TraceObj* self) { return self->message ? PyBytes_AS_ST
 
 PyObject* trace_enter(PyObject* self_obj, PyObject*) {
   auto* self = reinterpret_cast<TraceObj*>(self_obj);
-  if (!self->open) self->open = axl_profile_push(trace_message(self), self->argb) != 0;
+  if (!self->open) self->open = axl::profile_push(trace_message(self), self->argb);
   Py_INCREF(self_obj);
   return self_obj;
 }
@@ -75,14 +75,14 @@ PyObject* trace_exit(PyObject* self_obj, PyObject* const*, size_t nargsf, PyObje
   auto* self = reinterpret_cast<TraceObj*>(self_obj);
   if (self->open) {
     self->open = false;
-    axl_profile_pop();
+    axl::profile_pop();
   }
   Py_RETURN_NONE;
 }
 
 PyObject* trace_mark(PyObject* self_obj, PyObject*) {
   auto* self = reinterpret_cast<TraceObj*>(self_obj);
-  axl_profile_mark(trace_message(self), self->argb);
+  axl::profile_mark(trace_message(self), self->argb);
   Py_RETURN_NONE;
 }
 
@@ -153,14 +153,14 @@ inline PyObject* call_wrapped(TracedCall* self, PyObject* const* args, size_t na
 PyObject* traced_vectorcall(PyObject* self_obj, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* self = reinterpret_cast<TracedCall*>(self_obj);
   if (!profiling_on()) return call_wrapped(self, args, nargsf, kwnames);
-  bool open = axl_profile_push(PyBytes_AS_STRING(self->message), self->argb) != 0;
+  bool open = axl::profile_push(PyBytes_AS_STRING(self->message), self->argb);
   PyObject* result = call_wrapped(self, args, nargsf, kwnames);
   if (open) {
     // The span ends whether the call returned or raised; the exception in
     // flight is kept across the pop.
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    axl_profile_pop();
+    axl::profile_pop();
     PyErr_Restore(type, value, tb);
   }
   return result;
@@ -257,7 +257,7 @@ py::object make_traced_call(py::object func, const std::string& message, const s
   self->dict = nullptr;
   self->weakrefs = nullptr;
   self->message = msg;
-  self->argb = axl_profile_color(color.c_str());
+  self->argb = axl::profile_color(color.c_str());
   PyObject_GC_Track(reinterpret_cast<PyObject*>(self));
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));
 }
@@ -282,14 +282,14 @@ void register_profiler(py::module_& m) {
         if (state != "off" && state != "on" && state != "detailed")
           throw py::value_error("set_gpu_profiling_state: invalid state '" + state +
                                 "'; expected one of 'off', 'on', 'detailed'");
-        check(axl_profile_set_level_name(state.c_str()));
+        axl::set_profiling_state(state);
       },
       py::arg("state"), py::pos_only());
-  m.def("_profiler_level", &axl_profile_level);
-  m.def("_profiler_color", [](const std::string& name) { return axl_profile_color(name.c_str()); });
-  m.def("_profiler_depth", &axl_profile_depth);
+  m.def("_profiler_level", [] { return axl::profile_level(); });
+  m.def("_profiler_color", [](const std::string& name) { return axl::profile_color(name.c_str()); });
+  m.def("_profiler_depth", [] { return axl::profile_depth(); });
   m.def("_profiler_sinks", [] {
-    uint32_t s = axl_profile_sinks();
+    const uint32_t s = axl::profile_sinks();
     py::dict d;
     d["nvtx"] = bool(s & AXL_PROFILE_SINK_NVTX);
     d["roctx"] = bool(s & AXL_PROFILE_SINK_ROCTX);
@@ -300,48 +300,29 @@ void register_profiler(py::module_& m) {
   m.def(
       "_profiler_set_output",
       [](std::optional<std::string> path) {
-        check(axl_profile_set_output(path ? c_string(*path, "profile output path") : nullptr));
+        axl::set_profile_output(path ? c_string(*path, "profile output path") : nullptr);
       },
       py::arg("path"));
-  m.def("_profiler_get_output", [] {
-    size_t n = 0;
-    check(axl_profile_get_output(nullptr, 0, &n));
-    std::string s(n, '\0');
-    check(axl_profile_get_output(s.data(), s.size(), &n));
-    s.resize(n ? n - 1 : 0);
-    return to_str(s);
-  });
-  m.def("_profiler_flush", [] { without_gil([] { check(axl_profile_flush()); }); });
-  m.def("_profiler_collector_start", [] { check(axl_profile_collector_start()); });
+  m.def("_profiler_get_output", [] { return to_str(axl::profile_output()); });
+  m.def("_profiler_flush", [] { without_gil([] { axl::profile_flush(); }); });
+  m.def("_profiler_collector_start", [] { axl::profile_collector_start(); });
   m.def("_profiler_collector_take", [] {
-    axl_profile_events_t h = nullptr;
-    check(axl_profile_collector_take(&h));
-    size_t n = 0;
-    axl_status s = axl_profile_events_size(h, &n);
-    const axl_profile_event* ev = axl_profile_events_data(h);
     py::list out;
-    try {
-      check(s);
-      for (size_t i = 0; i < n; ++i) {
-        const axl_profile_event e = axl::read_element(axl_profile_event_at(ev, i));
-        py::dict d;
-        d["name"] = to_str(e.name);
-        d["kind"] = event_kind_name(e.kind);
-        d["color"] = e.color;
-        d["thread_id"] = e.thread_id;
-        d["queue_id"] = e.queue_id;
-        d["depth"] = e.depth;
-        d["launch_kind"] = e.launch_kind;
-        d["start_ns"] = e.start_ns;
-        d["end_ns"] = e.end_ns;
-        d["bytes"] = e.bytes;
-        out.append(d);
-      }
-    } catch (...) {
-      axl_profile_events_release(h);
-      throw;
+    for (const axl::ProfileEvent& p : axl::profile_collector_take()) {
+      const axl_profile_event& e = p.raw;
+      py::dict d;
+      d["name"] = to_str(p.name);
+      d["kind"] = event_kind_name(e.kind);
+      d["color"] = e.color;
+      d["thread_id"] = e.thread_id;
+      d["queue_id"] = e.queue_id;
+      d["depth"] = e.depth;
+      d["launch_kind"] = e.launch_kind;
+      d["start_ns"] = e.start_ns;
+      d["end_ns"] = e.end_ns;
+      d["bytes"] = e.bytes;
+      out.append(d);
     }
-    axl_profile_events_release(h);
     return out;
   });
 

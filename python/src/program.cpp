@@ -58,10 +58,8 @@ run-time compiler raises UnsupportedError.
                p->language = language_code(*language);
              } else {
                // The device's own language: hip devices compile HIP C++.
-               axl_device_info info{};
-               info.struct_size = sizeof info;
-               check(axl_device_get_info(p->device, &info));
-               p->language = std::string(info.api) == "hip" ? AXL_SOURCE_LANGUAGE_HIP : AXL_SOURCE_LANGUAGE_CUDA;
+               const bool hip = axl::Unowned<axl::Device>(p->device)->info().api == "hip";
+               p->language = hip ? AXL_SOURCE_LANGUAGE_HIP : AXL_SOURCE_LANGUAGE_CUDA;
              }
              return p;
            }),
@@ -71,17 +69,12 @@ run-time compiler raises UnsupportedError.
           "compile",
           [](ProgramObj& self) -> py::object {
             if (self.module) return self.module;
-            std::vector<const char*> opts;
-            for (const std::string& o : self.options) opts.push_back(o.c_str());
-            axl_module_t h = nullptr;
-            const axl_status s = without_gil([&] {
-              return axl_module_compile(self.device, self.language, self.source.c_str(), self.name.c_str(),
-                                        opts.empty() ? nullptr : opts.data(),
-                                        static_cast<uint32_t>(opts.size()), &h);
+            const axl::Unowned<axl::Device> dev(self.device);
+            axl::Module compiled = without_gil([&] {
+              return dev->compile_module(self.source, self.options, self.name, self.language);
             });
-            check(s);
             auto mod = std::make_unique<ModuleObj>();
-            mod->module = axl::Module(h);
+            mod->module = std::move(compiled);
             mod->device = self.device;
             mod->source = "Program '" + self.name + "'";
             self.module = py::cast(std::move(mod));

@@ -116,18 +116,13 @@ PyTorch) because timestamps cost something on every record.
              auto ev = std::make_unique<EventObj>();
              ev->device = device_of(device);
              ev->timing = enable_timing;
-             axl_event_t e = nullptr;
-             check(axl_event_create(ev->device, enable_timing ? AXL_EVENT_TIMING : AXL_EVENT_NONE, &e));
-             ev->event = axl::Event(e);
+             ev->event = axl::Unowned<axl::Device>(ev->device)->create_event(enable_timing);
              return ev;
            }),
            py::arg("device"), py::arg("enable_timing") = false)
       .def(
           "synchronize",
-          [](EventObj& self) {
-            axl_status s = without_gil([&] { return axl_event_synchronize(self.event.get()); });
-            check(s);
-          },
+          [](EventObj& self) { without_gil([&] { self.event.synchronize(); }); },
           "Blocks (without the GIL) until the last record completed; an event never recorded is complete.")
       .def("is_ready", [](EventObj& self) { return self.event.is_ready(); },
            "True once the last record completed (or if never recorded).")
@@ -152,10 +147,8 @@ ValueError). All are RuntimeError subclasses, as MAX documents RuntimeError.
       .def("__hash__", [](EventObj& self) { return std::hash<const void*>()(self.event.get()); })
       .def("__str__",
            [](EventObj& self) {
-             axl_device_info i{};
-             i.struct_size = sizeof i;
-             check(axl_device_get_info(self.device, &i));
-             return std::string(i.api) + "[" + std::to_string(i.id) + "]:event@" +
+             const axl::DeviceInfo i = axl::Unowned<axl::Device>(self.device)->info();
+             return i.api + "[" + std::to_string(i.id) + "]:event@" +
                     hex(reinterpret_cast<uintptr_t>(self.event.get()));
            })
       .def("__repr__", [](py::handle self) { return py::str(self); });
@@ -173,9 +166,7 @@ CUDA only).
       .def(py::init([](py::handle device) {
              auto f = std::make_unique<FlagObj>();
              f->device = device_of(device);
-             axl_flag_t h = nullptr;
-             check(axl_flag_create(f->device, &h));
-             f->flag = axl::Flag(h);
+             f->flag = axl::Unowned<axl::Device>(f->device)->create_flag();
              return f;
            }),
            py::arg("device"))
@@ -230,22 +221,14 @@ flag and the value, and enqueues nothing.
              }
              auto obj = std::make_unique<QueueObj>();
              obj->device = device_of(device);
-             axl_queue_options o{};
-             o.struct_size = sizeof o;
-             o.max_pending = bound;
-             axl_queue_t q = nullptr;
-             check(axl_queue_create_with_options(obj->device, &o, &q));
-             obj->queue = axl::Queue(q);
+             obj->queue = axl::Unowned<axl::Device>(obj->device)->create_queue(bound);
              return obj;
            }),
            py::arg("device"), py::arg("max_pending") = py::none(),
            "A new in-order queue on ``device`` holding at most ``max_pending`` unfinished operations.")
       .def(
           "synchronize",
-          [](QueueObj& self) {
-            axl_status s = without_gil([&] { return axl_queue_synchronize(self.queue.get()); });
-            check(s);
-          },
+          [](QueueObj& self) { without_gil([&] { self.queue.synchronize(); }); },
           R"doc(
 Blocks (without the GIL) until every operation enqueued so far has finished.
 
@@ -259,19 +242,15 @@ the failure instead.
           [](QueueObj& self) {
             auto ev = std::make_unique<EventObj>();
             ev->device = self.device;
-            axl_event_t e = nullptr;
-            check(axl_event_create(self.device, AXL_EVENT_NONE, &e));
-            ev->event = axl::Event(e);
-            check(without_gil([&] { return axl_queue_record_event(self.queue.get(), e); }));
+            ev->event = axl::Unowned<axl::Device>(self.device)->create_event();
+            without_gil([&] { self.queue.record(ev->event); });
             return ev;
           },
           "Records a new DeviceEvent (timing off) that completes once everything enqueued so far has run.")
       .def(
           "record_event",
           [](QueueObj& self, EventObj& ev) {
-            axl_queue_t q = self.queue.get();
-            axl_event_t e = ev.event.get();
-            check(without_gil([q, e] { return axl_queue_record_event(q, e); }));
+            without_gil([&] { self.queue.record(ev.event); });
           },
           py::arg("event"),
           "Re-records ``event`` (same device) to complete once everything enqueued so far has run.")
@@ -280,36 +259,31 @@ the failure instead.
           [](QueueObj& self, QueueObj& other) {
             // Without the GIL: across backends without host callbacks the core
             // falls back to synchronizing `other`, which may run Python.
-            axl_status s = without_gil([&] { return axl_queue_wait_queue(self.queue.get(), other.queue.get()); });
-            check(s);
+            without_gil([&] { self.queue.wait_for(other.queue); });
           },
           py::arg("queue"),
           "Later work on this queue waits for all work enqueued on ``queue`` so far (the host does not block).")
       .def(
           "wait_for",
           [](QueueObj& self, EventObj& ev) {
-            axl_status s = without_gil([&] { return axl_queue_wait_event(self.queue.get(), ev.event.get()); });
-            check(s);
+            without_gil([&] { self.queue.wait(ev.event); });
           },
           py::arg("event"), "Later work on this queue waits for ``event``'s last record (axl extension).")
       .def(
           "wait_for",
           [](QueueObj& self, py::handle device) {
-            axl::Queue other;
-            axl_queue_t q = nullptr;
-            check(axl_device_default_queue(device_of(device), &q));
-            other = axl::Queue(q);
-            axl_status s = without_gil([&] { return axl_queue_wait_queue(self.queue.get(), q); });
-            release_without_gil(other);
-            check(s);
+            axl::Queue other = axl::Unowned<axl::Device>(device_of(device))->default_queue();
+            // Its reference is dropped without the GIL too (common.hpp).
+            without_gil([&] {
+              const axl::Queue released_here = std::move(other);
+              self.queue.wait_for(released_here);
+            });
           },
           py::arg("device"), "Later work on this queue waits for all work on ``device.default_queue`` so far.")
       .def(
           "wait_for_host_value",
           [](QueueObj& self, FlagObj& flag, uint64_t value) {
-            axl_queue_t q = self.queue.get();
-            axl_flag_t f = flag.flag.get();
-            check(without_gil([q, f, value] { return axl_queue_wait_flag(q, f, value); }));
+            without_gil([&] { self.queue.wait_flag(flag.flag, value); });
           },
           py::arg("flag"), py::arg("value"), R"doc(
 Stalls later work on this queue until ``flag.load() >= value``
@@ -324,13 +298,13 @@ block. The flag must belong to the same backend as the queue.
                                    std::string(py::str(py::type::handle_of(fn).attr("__name__"))));
             PyObject* ref = fn.inc_ref().ptr();
             g_pending_host_funcs.fetch_add(1);
-            axl_queue_t q = self.queue.get();
-            axl_status s = without_gil([q, ref] { return axl_queue_enqueue_host_func(q, host_func_trampoline, ref); });
-            if (s != AXL_SUCCESS) {
+            try {
+              without_gil([&] { self.queue.enqueue_host_func(host_func_trampoline, ref); });
+            } catch (const axl::Error&) {
               // The callback will never run (the ABI's rule): undo both.
               g_pending_host_funcs.fetch_sub(1);
               Py_DECREF(ref);
-              check(s);
+              throw;
             }
           },
           py::arg("fn"), R"doc(

@@ -8,6 +8,7 @@ import pytest
 
 from axl import _core
 from axl import driver
+from axl.dtype import DType
 from axl.driver import (
     AxlError,
     BackendUnavailableError,
@@ -61,8 +62,10 @@ def test_core_errors_arrive_typed():
     assert "-3" in e.value.detail
     with pytest.raises(ValueError):
         _core._device_count("tpu")
-    with pytest.raises(OutOfRangeError):
-        _core._device_report(10_000)
+    with pytest.raises(OutOfRangeError) as e:
+        driver.Buffer(DType.float32, (3,))[5]  # the core's axl_layout_index
+    assert e.value.status is Status.OUT_OF_RANGE
+    assert "index 5 is out of bounds for axis 0 with size 3" in e.value.detail
 
 
 def test_status_names():
