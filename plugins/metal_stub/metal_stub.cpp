@@ -435,8 +435,9 @@ axl_status module_compile(axl_pdevice /*device*/, const axl_compile_desc* /*desc
 // bodies one by one. A slot a port cannot support should become NULL here
 // rather than answer UNSUPPORTED by hand: the core then says so itself.
 // The slots and their order are plugin.h's AXL_PLUGIN_SLOTS list; in this
-// tree metal_stub_direct_test fails, naming it, for a listed slot missing
-// here.
+// tree tests/plugins/metal_stub_slots_test.cpp compiles this table against
+// the list and fails to build, naming the slot, for a listed slot missing
+// here (an optional slot left NULL on purpose is named in its kLeftOut).
 constexpr axl_plugin_table kTable = {
     .struct_size = sizeof(axl_plugin_table),
     .backend_init = backend_init,

@@ -48,7 +48,8 @@ set_tests_properties(axl_cpu_direct_test PROPERTIES TIMEOUT 300 LABELS "plugins;
 
 # axl_plugin_common_test: unit tests of plugins/common itself (queue, event,
 # flag, thread pool), linked statically.
-add_executable(axl_plugin_common_test ${CMAKE_CURRENT_LIST_DIR}/plugin_common_test.cpp)
+add_executable(axl_plugin_common_test ${CMAKE_CURRENT_LIST_DIR}/plugin_common_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plugin_common_shape_test.cpp)
 target_link_libraries(axl_plugin_common_test PRIVATE axl_plugin_common ${AXL_CPU_DIRECT_CATCH2})
 add_test(NAME axl_plugin_common_test COMMAND axl_plugin_common_test)
 set_tests_properties(axl_plugin_common_test PROPERTIES TIMEOUT 120 LABELS "plugins;threads")
@@ -69,3 +70,24 @@ add_test(NAME slot_append COMMAND ${CMAKE_COMMAND}
   -DBASE=$<TARGET_FILE:axl_slot_append_base> -DAPPENDED=$<TARGET_FILE:axl_slot_append_appended>
   -P ${CMAKE_CURRENT_LIST_DIR}/slot_append_check.cmake)
 set_tests_properties(slot_append PROPERTIES TIMEOUT 60 LABELS "plugins")
+
+# metal_stub_slots: metal_stub.cpp's hand-written table checked against
+# plugin.h's slot list at compile time (every REQUIRED slot filled, every
+# OPTIONAL one filled or named as left out). metal_stub_slots_append builds
+# the same check with one slot appended and requires it to fail, naming the
+# slot: appending a slot without touching metal_stub.cpp fails a test.
+foreach(_variant base appended)
+  set(_t axl_metal_stub_slots_${_variant})
+  add_executable(${_t} ${CMAKE_CURRENT_LIST_DIR}/metal_stub_slots_test.cpp)
+  target_link_libraries(${_t} PRIVATE axl::plugin_api)
+  target_include_directories(${_t} PRIVATE ${PROJECT_SOURCE_DIR}/plugins/metal_stub)
+  target_compile_features(${_t} PRIVATE cxx_std_20)
+endforeach()
+target_compile_definitions(axl_metal_stub_slots_appended PRIVATE AXL_SLOT_APPEND_TEST)
+set_target_properties(axl_metal_stub_slots_appended PROPERTIES EXCLUDE_FROM_ALL ON)
+add_test(NAME metal_stub_slots COMMAND axl_metal_stub_slots_base)
+set_tests_properties(metal_stub_slots PROPERTIES TIMEOUT 30 LABELS "plugins")
+add_test(NAME metal_stub_slots_append
+  COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target axl_metal_stub_slots_appended)
+set_tests_properties(metal_stub_slots_append PROPERTIES TIMEOUT 300 LABELS "plugins"
+  PASS_REGULAR_EXPRESSION "does not fill slot fake_appended_slot")

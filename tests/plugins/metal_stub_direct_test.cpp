@@ -48,21 +48,11 @@ TEST_CASE("metal_stub negotiates with its file's name, api metal, a full table")
   CHECK(args.info->reserved == 0);
   REQUIRE(args.table != nullptr);
   REQUIRE(args.table->struct_size == sizeof(axl_plugin_table));
-  // Every slot of plugin.h's list present: a copy starts complete. The stub
-  // names each slot by hand (it is the template a third party reads), so a
-  // slot appended to the list that the stub neither implements nor leaves
-  // NULL on purpose is NULL here and fails, by name. None is NULL on purpose
-  // today; one that becomes so is listed in kLeftNull.
-  constexpr const char* kLeftNull[] = {""};
-#define METAL_STUB_SLOT_(name, req, minor, ret, params) {#name, offsetof(axl_plugin_table, name)},
-  const std::pair<std::string, size_t> slots[] = {AXL_PLUGIN_SLOTS(METAL_STUB_SLOT_)};
-#undef METAL_STUB_SLOT_
-  CHECK(std::size(slots) * sizeof(void*) + sizeof(size_t) == sizeof(axl_plugin_table));
-  for (const auto& [name, off] : slots) {
-    INFO("slot " << name);
-    const bool left_null = std::find(std::begin(kLeftNull), std::end(kLeftNull), name) != std::end(kLeftNull);
-    CHECK(slot_present(args.table, off) == !left_null);
-  }
+  // Which slots the table fills is checked against plugin.h's list when
+  // metal_stub_slots_test.cpp compiles (a slot appended without an entry in
+  // the stub fails that build, by name); here only the count of slots the
+  // struct holds.
+  CHECK(AXL_PLUGIN_SLOT_COUNT * sizeof(void*) + sizeof(size_t) == sizeof(axl_plugin_table));
   CHECK(host.report_count() == 0);
   CHECK(host.log_count() > 0);
 }

@@ -16,6 +16,10 @@ Backend& backend() noexcept {
   return *instance;
 }
 
+axl_status fail(axl_status status, const std::string& message) {
+  return backend().host.report(status, message);
+}
+
 namespace {
 
 // Reads one "Key:   N kB" line of /proc/meminfo, in bytes; 0 if absent.

@@ -9,9 +9,14 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
+#include "axl/common/event.hpp"
+#include "axl/common/flag.hpp"
+#include "axl/common/handles.hpp"
+#include "axl/common/kernel_cache.hpp"
 #include "axl/common/launch_args.hpp"
+#include "axl/common/live_queues.hpp"
+#include "axl/common/pinned_pages.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/ref_counted.hpp"
 #include "axl/common/slots.hpp"
@@ -64,8 +69,7 @@ struct Kernel {
 struct Module : common::RefCounted<Module> {
   void* handle = nullptr;  // from dlopen
   std::string label;       // the path, or "<N bytes in memory>", for messages
-  std::mutex mu;           // guards kernels
-  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels;
+  common::KernelCache<Kernel> kernels;
 
  private:
   friend class common::RefCounted<Module>;
@@ -82,32 +86,22 @@ struct Backend {
   common::ThreadPool pool{"axl-cpu-pool"};
   Device device;
 
-  std::mutex mu;                        // guards queues
-  std::unordered_set<Queue*> queues;    // live queues, stopped at shutdown
+  common::LiveQueues<Queue> queues;  // stopped at shutdown
 
-  // Pinned allocations: pinned_free gets only the pointer, but munmap and
-  // munlock need the length.
-  struct PinnedBlock {
-    uint64_t bytes;  // mapped length, whole pages
-    bool locked;     // mlock succeeded
-  };
-  std::mutex pinned_mu;
-  std::unordered_map<void*, PinnedBlock> pinned;
+  common::PinnedPages pinned;  // pinned_alloc's blocks, locked where mlock allows
   std::atomic<bool> mlock_fallback_logged{false};
 };
 
 Backend& backend() noexcept;
 
-inline Device* from(axl_pdevice d) noexcept { return reinterpret_cast<Device*>(d); }
-inline Queue* from(axl_pqueue q) noexcept { return reinterpret_cast<Queue*>(q); }
-inline Module* from(axl_pmodule m) noexcept { return reinterpret_cast<Module*>(m); }
-inline Kernel* from(axl_pkernel k) noexcept { return reinterpret_cast<Kernel*>(k); }
+inline common::HostServices& host() noexcept { return backend().host; }
 
+// The objects behind the handles: events and flags are common's own.
+inline constexpr common::Handles<Device, Queue, common::Event, common::Flag, Module, Kernel> from{};
 // Runs `body` under the plugin's exception firewall (plugin_support.hpp).
-template <class F>
-axl_status guarded(const char* slot, F&& body) noexcept {
-  return common::guard(backend().host, slot, std::forward<F>(body));
-}
+inline constexpr common::Guarded<host> guarded{};
+// Reports `message` with `status` (no native code: the host has none).
+axl_status fail(axl_status status, const std::string& message);
 
 // Host memory facts (sysconf, /proc/meminfo).
 uint64_t total_memory_bytes() noexcept;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "axl/common/slot_checks.hpp"
 #include "cpu_backend.hpp"
 
 namespace axl::cpu {
@@ -73,21 +74,9 @@ axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept {
 
 axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept {
   return guarded("device_get_properties", [&]() -> axl_status {
-    Backend& b = backend();
-    if (props == nullptr || props->struct_size < sizeof(props->struct_size)) {
-      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "device_get_properties: props is NULL or its struct_size is "
-                           "smaller than the struct_size field itself");
-    }
     Device* d = from(device);
     std::call_once(d->props_once, [d] { fill_properties(d->props); });
-    // Write only the fields inside the caller's struct_size: an older core
-    // has a shorter struct, and bytes past it are not ours to touch.
-    const size_t n = std::min<size_t>(props->struct_size, sizeof(axl_device_properties));
-    const size_t head = sizeof(props->struct_size);
-    std::memcpy(reinterpret_cast<char*>(props) + head,
-                reinterpret_cast<const char*>(&d->props) + head, n - head);
-    return AXL_SUCCESS;
+    return common::copy_device_properties(fail, d->props, props);
   });
 }
 

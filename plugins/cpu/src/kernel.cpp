@@ -188,20 +188,8 @@ Kernel kTestFill{test_fill_u32, "axl_test_fill_u32", kFillParams, 3};
 axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
                            const axl_kernel_arg* args, uint32_t num_args, uint64_t& blocks) {
   const common::HostServices& host = backend().host;
-  if (config == nullptr || config->struct_size < sizeof(axl_launch_config)) {
-    return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                       common::str("launch of '", k.name,
-                                   "': config is NULL or its struct_size is too small"));
-  }
-  static const char* const kAxis = "xyz";
-  for (int d = 0; d < 3; ++d) {
-    if (config->grid[d] == 0 || config->block[d] == 0) {
-      return host.report(AXL_ERROR_INVALID_ARGUMENT,
-                         common::str("launch of '", k.name, "': ",
-                                     config->grid[d] == 0 ? "grid" : "block", ".", kAxis[d],
-                                     " is 0; every grid and block dimension must be >= 1"));
-    }
-  }
+  if (std::string bad = common::check_launch_config(k.name, config); !bad.empty())
+    return host.report(AXL_ERROR_INVALID_ARGUMENT, bad);
   uint64_t gxy = 0;
   if (__builtin_mul_overflow(uint64_t{config->grid[0]}, uint64_t{config->grid[1]}, &gxy) ||
       __builtin_mul_overflow(gxy, uint64_t{config->grid[2]}, &blocks)) {

@@ -81,18 +81,10 @@ axl_status pinned_alloc(axl_pdevice, uint64_t bytes, void** out_host) noexcept {
     }
     const uint64_t page = page_size();
     const uint64_t length = (bytes + page - 1) / page * page;
-    // A private mapping rather than malloc: mlock works on whole pages and
-    // does not nest, so two pinned blocks sharing a page would unlock each
-    // other's memory on free.
-    void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-      return b.host.report_errno(AXL_ERROR_OUT_OF_HOST_MEMORY,
-                                 common::str("mapping ", length, " bytes of pinned memory failed"),
-                                 errno);
-    }
-    bool locked = mlock(p, length) == 0;
-    if (!locked) {
-      const int err = errno;
+    common::PinnedPages::Mapped m;
+    if (axl_status s = b.pinned.map(b.host, length, /*lock=*/true, &m)) return s;
+    if (!m.locked) {
+      const int err = m.lock_errno;
       // Unprivileged processes get RLIMIT_MEMLOCK (often 8 MiB). Unlocked
       // memory is still correct on this backend, where "the device" copies
       // with memcpy; only the page-fault guarantee is lost. Say so once.
@@ -103,36 +95,16 @@ axl_status pinned_alloc(axl_pdevice, uint64_t bytes, void** out_host) noexcept {
                                "RLIMIT_MEMLOCK (ulimit -l) to lock them."));
       }
     }
-    try {
-      std::lock_guard<std::mutex> lk(b.pinned_mu);
-      b.pinned.emplace(p, Backend::PinnedBlock{length, locked});
-    } catch (...) {
-      if (locked) munlock(p, length);
-      munmap(p, length);
-      throw;
-    }
-    *out_host = p;
+    *out_host = m.host;
     return AXL_SUCCESS;
   });
 }
 
 axl_status pinned_free(axl_pdevice, void* host) noexcept {
   return guarded("pinned_free", [&]() -> axl_status {
-    Backend& b = backend();
-    Backend::PinnedBlock block{};
-    {
-      std::lock_guard<std::mutex> lk(b.pinned_mu);
-      auto it = b.pinned.find(host);
-      if (it == b.pinned.end()) {
-        return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                             common::str("pinned_free: ", host,
-                                         " is not a live pinned allocation of this backend"));
-      }
-      block = it->second;
-      b.pinned.erase(it);
-    }
-    if (block.locked) munlock(host, block.bytes);
-    munmap(host, block.bytes);
+    if (!backend().pinned.unmap(host))
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("pinned_free: ", host, " is not a live pinned allocation of this backend"));
     return AXL_SUCCESS;
   });
 }

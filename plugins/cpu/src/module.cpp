@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "axl/common/module_format.hpp"
+#include "axl/common/slot_checks.hpp"
 #include "cpu_backend.hpp"
 
 #ifndef MFD_EXEC
@@ -56,17 +58,6 @@ bool write_all(int fd, const void* data, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return true;
-}
-
-const char* format_name(int32_t f) {
-  switch (f) {
-    case AXL_MODULE_FORMAT_PTX: return "PTX";
-    case AXL_MODULE_FORMAT_CUBIN: return "CUBIN";
-    case AXL_MODULE_FORMAT_FATBIN: return "FATBIN";
-    case AXL_MODULE_FORMAT_HSACO: return "HSACO";
-    case AXL_MODULE_FORMAT_SPIRV: return "SPIRV";
-    default: return "unknown";
-  }
 }
 
 // dlopen maps every loadable segment the program headers name; a file cut
@@ -132,7 +123,7 @@ axl_status module_load(axl_pdevice, const axl_module_desc* desc, axl_pmodule* ou
         desc->format != AXL_MODULE_FORMAT_SHARED_OBJECT) {
       return b.host.report(
           AXL_ERROR_INVALID_ARGUMENT,
-          common::str("module_load: format ", desc->format, " (", format_name(desc->format),
+          common::str("module_load: format ", desc->format, " (", common::module_format_name(desc->format),
                       ") is not one the cpu backend loads; it expects an ELF shared object "
                       "(AXL_MODULE_FORMAT_SHARED_OBJECT or AUTO)"));
     }
@@ -235,31 +226,26 @@ axl_status module_unload(axl_pmodule module) noexcept {
 axl_status module_get_kernel(axl_pmodule module, const char* name,
                              axl_pkernel* out_kernel) noexcept {
   return guarded("module_get_kernel", [&]() -> axl_status {
-    Backend& b = backend();
-    if (name == nullptr || out_kernel == nullptr) {
-      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "module_get_kernel: name or out_kernel is NULL");
-    }
+    if (axl_status s = common::check_module_get_kernel(fail, name, out_kernel)) return s;
     Module* m = from(module);
-    std::lock_guard<std::mutex> lk(m->mu);
-    // One Kernel per name: the same handle every time, so it can be compared.
-    auto it = m->kernels.find(name);
-    if (it == m->kernels.end()) {
-      dlerror();
-      void* sym = dlsym(m->handle, name);
-      if (sym == nullptr) {
-        return b.host.report(AXL_ERROR_NOT_FOUND,
-                             common::str("kernel '", name, "' not found in module '",
-                                         m->label, "' (", last_dl_error(), ")"));
-      }
-      auto k = std::make_unique<Kernel>();
-      k->fn = reinterpret_cast<axl_cpu_kernel_fn>(sym);
-      k->module = m;
-      it = m->kernels.emplace(name, std::move(k)).first;
-      it->second->name = it->first.c_str();  // the key never moves
-    }
-    *out_kernel = reinterpret_cast<axl_pkernel>(it->second.get());
-    return AXL_SUCCESS;
+    Kernel* k = nullptr;
+    const axl_status s = m->kernels.get(
+        name,
+        [&](const char* key, std::unique_ptr<Kernel>& out) -> axl_status {
+          dlerror();
+          void* sym = dlsym(m->handle, name);
+          if (sym == nullptr)
+            return fail(AXL_ERROR_NOT_FOUND, common::str("kernel '", name, "' not found in module '",
+                                                         m->label, "' (", last_dl_error(), ")"));
+          out = std::make_unique<Kernel>();
+          out->fn = reinterpret_cast<axl_cpu_kernel_fn>(sym);
+          out->name = key;
+          out->module = m;
+          return AXL_SUCCESS;
+        },
+        &k);
+    if (s == AXL_SUCCESS) *out_kernel = common::to_handle<axl_pkernel>(k);
+    return s;
   });
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cpu_backend.hpp"
+#include "axl/common/host_queue_slots.hpp"
 #include "axl/common/slots.hpp"
 
 namespace axl::cpu {
@@ -31,19 +32,7 @@ axl_status backend_init() noexcept {
 axl_status backend_shutdown() noexcept {
   return guarded("backend_shutdown", []() -> axl_status {
     Backend& b = backend();
-    std::unordered_set<Queue*> leftover;
-    {
-      std::lock_guard<std::mutex> lk(b.mu);
-      leftover = b.queues;
-    }
-    if (!leftover.empty()) {
-      // The core destroys its queues first; if some survive, their workers
-      // must still be joined here. The Queue objects stay allocated so a late
-      // queue_destroy is harmless.
-      b.host.log(AXL_LOG_WARN, common::str("backend_shutdown found ", leftover.size(),
-                                           " queue(s) still alive; draining and stopping them"));
-      for (Queue* q : leftover) q->work.stop();
-    }
+    common::stop_leftover_queues(b.host, b.queues, [](Queue& q) { q.work.stop(); });
     b.pool.shutdown();
     return AXL_SUCCESS;
   });

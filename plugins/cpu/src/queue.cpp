@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "axl/common/event.hpp"
-#include "axl/common/flag.hpp"
-#include "axl/common/host_fn.hpp"
+#include "axl/common/host_queue_slots.hpp"
 #include "cpu_backend.hpp"
 
 namespace axl::cpu {
@@ -17,11 +15,9 @@ namespace {
 
 void* ptr(axl_devaddr a) noexcept { return reinterpret_cast<void*>(a); }
 
-// An enqueue fails once the queue was stopped by backend_shutdown, or when a
-// full queue cannot make room (WorkQueue::enqueue says which).
+// A refused enqueue, reported (host_queue_slots.hpp).
 axl_status enqueue_failed(axl_status status, const char* what) {
-  return backend().host.report(
-      status, common::str("cannot enqueue ", what, ": ", common::WorkQueue::refusal_message()));
+  return common::enqueue_result(fail, status, what);
 }
 
 // Repeats the `size`-byte value `value` (its native byte order, as the
@@ -71,52 +67,22 @@ void fill_pattern(unsigned char* dst, uint64_t bytes, uint32_t value, uint32_t s
 
 axl_status queue_create(axl_pdevice, const axl_queue_desc* desc, axl_pqueue* out_queue) noexcept {
   return guarded("queue_create", [&]() -> axl_status {
-    Backend& b = backend();
-    if (desc == nullptr || out_queue == nullptr ||
-        desc->struct_size < offsetof(axl_queue_desc, trace_id) + sizeof(desc->trace_id)) {
-      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           "queue_create: desc or out_queue is NULL, or desc->struct_size "
-                           "is too small for an axl_queue_desc");
-    }
-    if (desc->flags != AXL_QUEUE_FLAG_NONE) {
-      return b.host.report(AXL_ERROR_INVALID_ARGUMENT,
-                           common::str("queue_create: unknown queue flags 0x", std::hex,
-                                       desc->flags, " (no flags are defined)"));
-    }
+    if (axl_status s = common::check_queue_create(fail, desc, out_queue)) return s;
     auto q = std::make_unique<Queue>(desc->trace_id, *desc);
-    {
-      std::lock_guard<std::mutex> lk(b.mu);
-      b.queues.insert(q.get());
-    }
-    *out_queue = reinterpret_cast<axl_pqueue>(q.release());
+    backend().queues.add(q.get());
+    *out_queue = common::to_handle<axl_pqueue>(q.release());
     return AXL_SUCCESS;
   });
 }
 
 axl_status queue_destroy(axl_pqueue queue) noexcept {
-  return guarded("queue_destroy", [&]() -> axl_status {
-    Backend& b = backend();
-    Queue* q = from(queue);
-    if (q->work.on_worker_thread()) {
-      return b.host.report(AXL_ERROR_INVALID_STATE,
-                           "queue_destroy was called from a host callback running on that "
-                           "same queue; the queue cannot drain itself");
-    }
-    {
-      std::lock_guard<std::mutex> lk(b.mu);
-      b.queues.erase(q);
-    }
-    delete q;  // drains the pending work, then joins the worker
-    return AXL_SUCCESS;
-  });
+  return guarded("queue_destroy",
+                 [&] { return common::destroy_queue(fail, backend().queues, from(queue)); });
 }
 
 axl_status queue_synchronize(axl_pqueue queue) noexcept {
-  return guarded("queue_synchronize", [&]() -> axl_status {
-    common::SyncResult r = from(queue)->work.synchronize();
-    if (r.status == AXL_SUCCESS) return AXL_SUCCESS;
-    return backend().host.report(r.status, "" + r.message);
-  });
+  return guarded("queue_synchronize",
+                 [&] { return common::report_sync(fail, from(queue)->work.synchronize()); });
 }
 
 axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
@@ -206,53 +172,33 @@ axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_
 }
 
 axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept {
-  return guarded("queue_record_event", [&]() -> axl_status {
-    auto* e = reinterpret_cast<common::Event*>(event);
-    const axl_status s = e->record(from(queue)->work);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event record");
-  });
+  return guarded("queue_record_event",
+                 [&] { return common::record_event(fail, from(queue)->work, event); });
 }
 
 axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept {
-  return guarded("queue_wait_event", [&]() -> axl_status {
-    auto* e = reinterpret_cast<common::Event*>(event);
-    const axl_status s = e->enqueue_wait(from(queue)->work);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event wait");
-  });
+  return guarded("queue_wait_event", [&] { return common::wait_event(fail, from(queue)->work, event); });
 }
 
 axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
-  return guarded("queue_wait_flag", [&]() -> axl_status {
-    auto* f = reinterpret_cast<common::Flag*>(flag);
-    const axl_status s = f->enqueue_wait(from(queue)->work, value);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag wait");
-  });
+  return guarded("queue_wait_flag",
+                 [&] { return common::wait_flag(fail, from(queue)->work, *from(flag), value); });
 }
 
 axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
-  return guarded("queue_write_flag", [&]() -> axl_status {
-    auto* f = reinterpret_cast<common::Flag*>(flag);
-    const axl_status s = f->enqueue_write(from(queue)->work, value);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag write");
-  });
+  return guarded("queue_write_flag",
+                 [&] { return common::write_flag(fail, from(queue)->work, *from(flag), value); });
 }
 
 axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept {
-  return guarded("queue_enqueue_host_fn", [&]() -> axl_status {
-    if (fn == nullptr) {
-      return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
-                                   "queue_enqueue_host_fn: fn is NULL");
-    }
-    const axl_status s = common::enqueue_host_fn(from(queue)->work, fn, user_data);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a host function");
+  return guarded("queue_enqueue_host_fn", [&] {
+    return common::enqueue_host_callback(fail, from(queue)->work, fn, user_data);
   });
 }
 
 axl_status queue_get_native_handle(axl_pqueue, uint64_t* out_handle) noexcept {
-  if (out_handle == nullptr) {
-    return backend().host.report(AXL_ERROR_INVALID_ARGUMENT,
-                                 "queue_get_native_handle: out_handle is NULL");
-  }
+  if (out_handle == nullptr)
+    return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_get_native_handle: out_handle is NULL");
   *out_handle = 0;  // a host thread has no driver handle
   return AXL_SUCCESS;
 }

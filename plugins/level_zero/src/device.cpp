@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "axl/common/slot_checks.hpp"
 #include "l0_backend.hpp"
 
 namespace axl::l0 {
@@ -21,18 +22,7 @@ axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept {
 
 axl_status device_get_properties(axl_pdevice device, axl_device_properties* props) noexcept {
   return guarded("device_get_properties", [&]() -> axl_status {
-    if (props == nullptr || props->struct_size < sizeof(props->struct_size))
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  "device_get_properties: props is NULL or its struct_size is smaller than the "
-                  "struct_size field itself");
-    const Device* d = from(device);
-    // Only the fields inside the caller's struct_size (an older core's
-    // struct is shorter).
-    const size_t n = std::min<size_t>(props->struct_size, sizeof(axl_device_properties));
-    const size_t head = sizeof(props->struct_size);
-    std::memcpy(reinterpret_cast<char*>(props) + head,
-                reinterpret_cast<const char*>(&d->props) + head, n - head);
-    return AXL_SUCCESS;
+    return common::copy_device_properties(fail, from(device)->props, props);
   });
 }
 

@@ -4,6 +4,7 @@
 // barrier that signals it; with AXL_EVENT_FLAG_TIMING it is a global
 // timestamp write (zeCommandListAppendWriteGlobalTimestamp) after the
 // ordering barrier, and elapsed time is the difference of two timestamps.
+#include "axl/common/slot_checks.hpp"
 #include "l0_backend.hpp"
 
 namespace axl::l0 {
@@ -57,11 +58,7 @@ common::Ref<Signal> current(Event& e) {
 
 axl_status event_create(axl_pdevice device, uint32_t flags, axl_pevent* out_event) noexcept {
   return guarded("event_create", [&]() -> axl_status {
-    if (out_event == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "event_create: out_event is NULL");
-    if ((flags & ~static_cast<uint32_t>(AXL_EVENT_FLAG_TIMING)) != 0)
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  common::str("event_create: unknown event flags 0x", std::hex, flags,
-                              " (known: AXL_EVENT_FLAG_TIMING = 0x1)"));
+    if (axl_status s = common::check_event_create(fail, flags, out_event)) return s;
     auto e = std::make_unique<Event>();
     e->device = from(device);
     e->timing = (flags & AXL_EVENT_FLAG_TIMING) != 0;

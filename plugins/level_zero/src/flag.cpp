@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "axl/common/slot_checks.hpp"
 #include "l0_backend.hpp"
 
 namespace axl::l0 {
@@ -46,20 +47,16 @@ axl_status flag_destroy(axl_pflag flag) noexcept {
 }
 
 axl_status flag_get_device_address(axl_pflag flag, axl_devaddr* out) noexcept {
-  return guarded("flag_get_device_address", [&]() -> axl_status {
-    if (out == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "flag_get_device_address: out is NULL");
-    // Host allocations are addressed by the same pointer on the device.
-    *out = reinterpret_cast<axl_devaddr>(from(flag)->flag->value);
-    return AXL_SUCCESS;
+  // Host allocations are addressed by the same pointer on the device.
+  return guarded("flag_get_device_address", [&] {
+    return common::give(fail, "flag_get_device_address", out,
+                        reinterpret_cast<axl_devaddr>(from(flag)->flag->value));
   });
 }
 
 axl_status flag_get_host_address(axl_pflag flag, uint64_t** out) noexcept {
-  return guarded("flag_get_host_address", [&]() -> axl_status {
-    if (out == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "flag_get_host_address: out is NULL");
-    *out = from(flag)->flag->value;
-    return AXL_SUCCESS;
-  });
+  return guarded("flag_get_host_address",
+                 [&] { return common::give(fail, "flag_get_host_address", out, from(flag)->flag->value); });
 }
 
 axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {

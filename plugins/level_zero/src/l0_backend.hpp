@@ -17,11 +17,13 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "axl/common/census.hpp"
+#include "axl/common/handles.hpp"
+#include "axl/common/kernel_cache.hpp"
 #include "axl/common/launch_args.hpp"
+#include "axl/common/live_queues.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/ref_counted.hpp"
 #include "axl/common/slots.hpp"
@@ -112,8 +114,7 @@ class Module : public common::RefCounted<Module> {
  public:
   Device* device = nullptr;
   ze_module_handle_t handle = nullptr;
-  std::mutex mu;  // guards kernels
-  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels;
+  common::KernelCache<Kernel> kernels;
 
  private:
   friend class common::RefCounted<Module>;
@@ -187,8 +188,7 @@ struct Backend {
   // backend_set_option("memory_kind", "device" | "shared").
   std::atomic<bool> shared_memory{false};
 
-  std::mutex queues_mu;
-  std::unordered_set<Queue*> queues;  // live queues, stopped at shutdown
+  common::LiveQueues<Queue> queues;  // stopped at shutdown
 };
 
 Backend& backend() noexcept;
@@ -200,17 +200,12 @@ axl_status discover();
 // The Intel GPUs Level Zero will see, counted from sysfs (census.cpp).
 common::Census census();
 
-inline Device* from(axl_pdevice d) noexcept { return reinterpret_cast<Device*>(d); }
-inline Queue* from(axl_pqueue q) noexcept { return reinterpret_cast<Queue*>(q); }
-inline Event* from(axl_pevent e) noexcept { return reinterpret_cast<Event*>(e); }
-inline FlagHandle* from(axl_pflag f) noexcept { return reinterpret_cast<FlagHandle*>(f); }
-inline Module* from(axl_pmodule m) noexcept { return reinterpret_cast<Module*>(m); }
-inline Kernel* from(axl_pkernel k) noexcept { return reinterpret_cast<Kernel*>(k); }
+inline common::HostServices& host() noexcept { return backend().host; }
 
-template <class F>
-axl_status guarded(const char* slot, F&& body) noexcept {
-  return common::guard(backend().host, slot, std::forward<F>(body));
-}
+// The objects behind the handles (axl/common/handles.hpp).
+inline constexpr common::Handles<Device, Queue, Event, FlagHandle, Module, Kernel> from{};
+// Runs `body` under the plugin's exception firewall (plugin_support.hpp).
+inline constexpr common::Guarded<host> guarded{};
 
 // Reports `status` with `message` (no native code).
 axl_status fail(axl_status status, const std::string& message);

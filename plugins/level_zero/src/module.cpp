@@ -7,6 +7,8 @@
 #include <iterator>
 #include <vector>
 
+#include "axl/common/module_format.hpp"
+#include "axl/common/slot_checks.hpp"
 #include "l0_backend.hpp"
 
 namespace axl::l0 {
@@ -26,21 +28,10 @@ bool is_spirv(const void* data, size_t size) {
   return magic == kSpirvMagic;
 }
 
-const char* format_name(int32_t f) {
-  switch (f) {
-    case AXL_MODULE_FORMAT_SHARED_OBJECT: return "SHARED_OBJECT";
-    case AXL_MODULE_FORMAT_PTX: return "PTX";
-    case AXL_MODULE_FORMAT_CUBIN: return "CUBIN";
-    case AXL_MODULE_FORMAT_FATBIN: return "FATBIN";
-    case AXL_MODULE_FORMAT_HSACO: return "HSACO";
-    default: return "unknown";
-  }
-}
-
 }  // namespace
 
 Module::~Module() {
-  for (auto& [name, k] : kernels) ze().zeKernelDestroy(k->handle);
+  kernels.for_each([](Kernel& k) { ze().zeKernelDestroy(k.handle); });
   if (handle != nullptr) ze().zeModuleDestroy(handle);
 }
 
@@ -52,7 +43,7 @@ axl_status module_load(axl_pdevice device, const axl_module_desc* desc,
       return fail(AXL_ERROR_INVALID_ARGUMENT, "module_load: desc is NULL or too small");
     if (desc->format != AXL_MODULE_FORMAT_AUTO && desc->format != AXL_MODULE_FORMAT_SPIRV)
       return fail(AXL_ERROR_UNSUPPORTED,
-                  common::str("module_load: format ", format_name(desc->format), " (",
+                  common::str("module_load: format ", common::module_format_name(desc->format), " (",
                               desc->format, "); Level Zero loads SPIR-V (AXL_MODULE_FORMAT_SPIRV)"));
     std::vector<unsigned char> file;
     const void* data = desc->data;
@@ -110,28 +101,30 @@ axl_status module_unload(axl_pmodule module) noexcept {
 
 axl_status module_get_kernel(axl_pmodule module, const char* name, axl_pkernel* out_kernel) noexcept {
   return guarded("module_get_kernel", [&]() -> axl_status {
-    if (name == nullptr || out_kernel == nullptr)
-      return fail(AXL_ERROR_INVALID_ARGUMENT, "module_get_kernel: name or out_kernel is NULL");
+    if (axl_status s = common::check_module_get_kernel(fail, name, out_kernel)) return s;
     Module& m = *from(module);
-    std::lock_guard<std::mutex> lk(m.mu);
-    auto it = m.kernels.find(name);
-    if (it == m.kernels.end()) {
-      auto k = std::make_unique<Kernel>();
-      k->name = name;
-      k->module = &m;
-      ze_kernel_desc_t kd{};
-      kd.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
-      kd.pKernelName = name;
-      if (ze_result_t r = ze().zeKernelCreate(m.handle, &kd, &k->handle)) {
-        if (r == ZE_RESULT_ERROR_INVALID_KERNEL_NAME)
-          return ze_fail("zeKernelCreate", r,
-                         common::str("the module has no kernel '", name, "'"), AXL_ERROR_NOT_FOUND);
-        return ze_fail("zeKernelCreate", r, common::str("kernel '", name, "'"));
-      }
-      it = m.kernels.emplace(name, std::move(k)).first;
-    }
-    *out_kernel = reinterpret_cast<axl_pkernel>(it->second.get());
-    return AXL_SUCCESS;
+    Kernel* k = nullptr;
+    const axl_status s = m.kernels.get(
+        name,
+        [&](const char*, std::unique_ptr<Kernel>& out) -> axl_status {
+          auto made = std::make_unique<Kernel>();
+          made->name = name;
+          made->module = &m;
+          ze_kernel_desc_t kd{};
+          kd.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
+          kd.pKernelName = name;
+          if (ze_result_t r = ze().zeKernelCreate(m.handle, &kd, &made->handle)) {
+            if (r == ZE_RESULT_ERROR_INVALID_KERNEL_NAME)
+              return ze_fail("zeKernelCreate", r, common::str("the module has no kernel '", name, "'"),
+                             AXL_ERROR_NOT_FOUND);
+            return ze_fail("zeKernelCreate", r, common::str("kernel '", name, "'"));
+          }
+          out = std::move(made);
+          return AXL_SUCCESS;
+        },
+        &k);
+    if (s == AXL_SUCCESS) *out_kernel = common::to_handle<axl_pkernel>(k);
+    return s;
   });
 }
 

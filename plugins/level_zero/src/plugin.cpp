@@ -306,11 +306,7 @@ axl_status backend_init() noexcept {
 axl_status backend_shutdown() noexcept {
   return guarded("backend_shutdown", []() -> axl_status {
     Backend& b = backend();
-    std::unordered_set<Queue*> leftover;
-    {
-      std::lock_guard<std::mutex> lk(b.queues_mu);
-      leftover = b.queues;
-    }
+    const auto leftover = b.queues.snapshot();
     for (Queue* q : leftover)
       if (q->host) q->host->stop();
     if (!leftover.empty()) {

@@ -5,6 +5,7 @@
 // enqueue or a batching policy axl does not have (docs/backends.md).
 #include <cstring>
 
+#include "axl/common/slot_checks.hpp"
 #include "l0_backend.hpp"
 
 namespace axl::l0 {
@@ -72,16 +73,10 @@ void trim(Queue& q) {
 axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
                         axl_pqueue* out_queue) noexcept {
   return guarded("queue_create", [&]() -> axl_status {
-    if (out_queue == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_create: out_queue is NULL");
     // Through trace_id (1.0): an older core's shorter desc is valid. The 1.2
     // bound (max_pending) is the driver's own here: it blocks the host when
     // a command queue is full.
-    if (desc == nullptr ||
-        desc->struct_size < offsetof(axl_queue_desc, trace_id) + sizeof(desc->trace_id))
-      return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_create: desc is NULL or too small");
-    if (desc->flags != AXL_QUEUE_FLAG_NONE)
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  common::str("queue_create: unknown queue flags 0x", std::hex, desc->flags));
+    if (axl_status s = common::check_queue_create(fail, desc, out_queue)) return s;
     Device& d = *from(device);
     auto q = std::make_unique<Queue>();
     q->device = &d;
@@ -95,10 +90,7 @@ axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
     if (ze_result_t r = ze().zeCommandListCreateImmediate(d.context(), d.handle, &qd, &q->list))
       return ze_fail("zeCommandListCreateImmediate", r);
     Backend& b = backend();
-    {
-      std::lock_guard<std::mutex> lk(b.queues_mu);
-      b.queues.insert(q.get());
-    }
+    b.queues.add(q.get());
     *out_queue = reinterpret_cast<axl_pqueue>(q.release());
     return AXL_SUCCESS;
   });
@@ -142,11 +134,7 @@ axl_status queue_destroy(axl_pqueue queue) noexcept {
     Queue* q = from(queue);
     axl_status s = queue_synchronize(queue);
     if (q->host) q->host->stop();
-    {
-      Backend& b = backend();
-      std::lock_guard<std::mutex> lk(b.queues_mu);
-      b.queues.erase(q);
-    }
+    backend().queues.remove(q);
     ze().zeCommandListDestroy(q->list);
     delete q;
     return s;

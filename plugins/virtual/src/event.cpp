@@ -1,65 +1,30 @@
 // Events: common::Event. Its marker runs on the queue's worker after the
 // simulated time of everything before it, so its steady-clock timestamp is
 // the virtual device's completion time and every event can time.
-#include "axl/common/event.hpp"
+#include "axl/common/host_queue_slots.hpp"
 
 #include "virtual_backend.hpp"
 
 namespace axl::virt {
 
-namespace {
-
-common::Event* from_event(axl_pevent e) noexcept { return reinterpret_cast<common::Event*>(e); }
-
-}  // namespace
-
 axl_status event_create(axl_pdevice, uint32_t flags, axl_pevent* out_event) noexcept {
-  return guarded("event_create", [&]() -> axl_status {
-    if (out_event == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "event_create: out_event is NULL");
-    if ((flags & ~static_cast<uint32_t>(AXL_EVENT_FLAG_TIMING)) != 0)
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  common::str("event_create: unknown event flags 0x", std::hex, flags,
-                              " (known: AXL_EVENT_FLAG_TIMING = 0x1)"));
-    *out_event = reinterpret_cast<axl_pevent>(new common::Event());
-    return AXL_SUCCESS;
-  });
+  return guarded("event_create", [&] { return common::create_event(fail, flags, out_event); });
 }
 
-axl_status event_destroy(axl_pevent event) noexcept {
-  // A record still queued holds its own reference; the event is freed when
-  // the last marker has run.
-  from_event(event)->release();
-  return AXL_SUCCESS;
-}
+axl_status event_destroy(axl_pevent event) noexcept { return common::destroy_event(event); }
 
 axl_status event_synchronize(axl_pevent event) noexcept {
   return guarded("event_synchronize", [&]() -> axl_status {
-    common::SyncResult r = from_event(event)->synchronize();
+    common::SyncResult r = from(event)->synchronize();
     if (std::optional<FaultHit> hit = backend().faults.check(FaultOp::kEventSync)) return fail(*hit);
-    if (r.status != AXL_SUCCESS)
-      return fail(r.status, "an operation enqueued before the event failed: " + r.message);
-    return AXL_SUCCESS;
+    return common::report_event_sync(fail, std::move(r));
   });
 }
 
-axl_status event_query(axl_pevent event) noexcept {
-  return from_event(event)->query() ? AXL_SUCCESS : AXL_ERROR_NOT_READY;
-}
+axl_status event_query(axl_pevent event) noexcept { return common::query_event(event); }
 
 axl_status event_elapsed_ms(axl_pevent start, axl_pevent end, float* out_ms) noexcept {
-  return guarded("event_elapsed_ms", [&]() -> axl_status {
-    if (out_ms == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: out_ms is NULL");
-    const common::Event* s = from_event(start);
-    const common::Event* e = from_event(end);
-    // The core checks this too; the plugin's own state is the final word.
-    if (!s->has_timestamp())
-      return fail(AXL_ERROR_INVALID_STATE,
-                  "event_elapsed_ms: the start event has not completed a record");
-    if (!e->has_timestamp())
-      return fail(AXL_ERROR_INVALID_STATE, "event_elapsed_ms: the end event has not completed a record");
-    *out_ms = common::Event::elapsed_ms(*s, *e);
-    return AXL_SUCCESS;
-  });
+  return guarded("event_elapsed_ms", [&] { return common::event_elapsed(fail, start, end, out_ms); });
 }
 
 }  // namespace axl::virt

@@ -1,15 +1,10 @@
 // Completion flags: common::Flag, in host memory as the ABI says. The device
 // address is a number in a window past every device's range: a kernel would
 // be handed it, but no copy resolves it as device memory.
+#include "axl/common/slot_checks.hpp"
 #include "virtual_backend.hpp"
 
 namespace axl::virt {
-
-namespace {
-
-FlagHandle* from_flag(axl_pflag f) noexcept { return reinterpret_cast<FlagHandle*>(f); }
-
-}  // namespace
 
 axl_status flag_create(axl_pdevice, axl_pflag* out_flag) noexcept {
   return guarded("flag_create", [&]() -> axl_status {
@@ -20,7 +15,7 @@ axl_status flag_create(axl_pdevice, axl_pflag* out_flag) noexcept {
     h->flag = common::make_ref<common::Flag>();
     // 64 bytes apart, as the flags' own cache lines are.
     h->address = kFlagAddressBase + 64 * b.next_flag.fetch_add(1);
-    *out_flag = reinterpret_cast<axl_pflag>(h.release());
+    *out_flag = common::to_handle<axl_pflag>(h.release());
     return AXL_SUCCESS;
   });
 }
@@ -28,23 +23,18 @@ axl_status flag_create(axl_pdevice, axl_pflag* out_flag) noexcept {
 axl_status flag_destroy(axl_pflag flag) noexcept {
   // A queue still waiting on or writing the flag holds its own reference to
   // the common::Flag; the handle itself is not used by queued work.
-  delete from_flag(flag);
+  delete from(flag);
   return AXL_SUCCESS;
 }
 
 axl_status flag_get_device_address(axl_pflag flag, axl_devaddr* out) noexcept {
-  return guarded("flag_get_device_address", [&]() -> axl_status {
-    if (out == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "flag_get_device_address: out is NULL");
-    *out = from_flag(flag)->address;
-    return AXL_SUCCESS;
-  });
+  return guarded("flag_get_device_address",
+                 [&] { return common::give(fail, "flag_get_device_address", out, from(flag)->address); });
 }
 
 axl_status flag_get_host_address(axl_pflag flag, uint64_t** out) noexcept {
-  return guarded("flag_get_host_address", [&]() -> axl_status {
-    if (out == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "flag_get_host_address: out is NULL");
-    *out = from_flag(flag)->flag->host_address();
-    return AXL_SUCCESS;
+  return guarded("flag_get_host_address", [&] {
+    return common::give(fail, "flag_get_host_address", out, from(flag)->flag->host_address());
   });
 }
 

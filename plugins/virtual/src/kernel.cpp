@@ -24,16 +24,8 @@ constexpr Param kFillParams[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}, {AXL
 // not checked: a pinned host buffer is a valid argument, and nothing runs.
 axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
                            const axl_kernel_arg* args, uint32_t num_args) {
-  if (config == nullptr || config->struct_size < sizeof(axl_launch_config))
-    return fail(AXL_ERROR_INVALID_ARGUMENT,
-                common::str("launch of '", k.name, "': config is NULL or its struct_size is too small"));
-  static const char* const kAxis = "xyz";
-  for (int d = 0; d < 3; ++d) {
-    if (config->grid[d] == 0 || config->block[d] == 0)
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  common::str("launch of '", k.name, "': ", config->grid[d] == 0 ? "grid" : "block",
-                              ".", kAxis[d], " is 0; every grid and block dimension must be >= 1"));
-  }
+  if (std::string bad = common::check_launch_config(k.name.c_str(), config); !bad.empty())
+    return fail(AXL_ERROR_INVALID_ARGUMENT, bad);
   if (config->shared_mem_bytes > kMaxSharedMemBytes)
     return fail(AXL_ERROR_INVALID_ARGUMENT,
                 common::str("launch of '", k.name, "': shared_mem_bytes = ", config->shared_mem_bytes,

@@ -237,38 +237,18 @@ axl_status pinned_alloc(axl_pdevice, uint64_t bytes, void** out_host) noexcept {
     const size_t length = static_cast<size_t>(round_up(bytes, page));
     // Whole pages of their own, as page-locked memory is; nothing is locked:
     // the virtual device "DMAs" with memcpy, which needs no locked pages.
-    void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      return b.host.report_errno(AXL_ERROR_OUT_OF_HOST_MEMORY,
-                                 common::str("mapping ", length, " bytes of pinned memory failed"),
-                                 errno);
-    try {
-      std::lock_guard<std::mutex> lk(b.pinned_mu);
-      b.pinned.emplace(p, length);
-    } catch (...) {
-      munmap(p, length);
-      throw;
-    }
-    *out_host = p;
+    common::PinnedPages::Mapped m;
+    if (axl_status s = b.pinned.map(b.host, length, /*lock=*/false, &m)) return s;
+    *out_host = m.host;
     return AXL_SUCCESS;
   });
 }
 
 axl_status pinned_free(axl_pdevice, void* host) noexcept {
   return guarded("pinned_free", [&]() -> axl_status {
-    Backend& b = backend();
-    size_t length = 0;
-    {
-      std::lock_guard<std::mutex> lk(b.pinned_mu);
-      auto it = b.pinned.find(host);
-      if (it == b.pinned.end())
-        return fail(AXL_ERROR_INVALID_ARGUMENT,
-                    common::str("pinned_free: ", host,
-                                " is not a live pinned allocation of the virtual backend"));
-      length = it->second;
-      b.pinned.erase(it);
-    }
-    munmap(host, length);
+    if (!backend().pinned.unmap(host))
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("pinned_free: ", host, " is not a live pinned allocation of the virtual backend"));
     return AXL_SUCCESS;
   });
 }

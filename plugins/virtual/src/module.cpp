@@ -198,15 +198,18 @@ axl_status module_get_kernel(axl_pmodule module, const char* name, axl_pkernel* 
     }
     if (!found)
       return fail(AXL_ERROR_NOT_FOUND, common::str("module has no kernel named '", n, "' (", why, ")"));
-    std::lock_guard<std::mutex> lk(m->mu);
-    std::unique_ptr<Kernel>& k = m->kernels[n];
-    if (!k) {
-      k = std::make_unique<Kernel>();
-      k->name = n;
-      k->module = m;
-    }
-    *out_kernel = reinterpret_cast<axl_pkernel>(k.get());
-    return AXL_SUCCESS;
+    Kernel* k = nullptr;
+    const axl_status s = m->kernels.get(
+        n.c_str(),
+        [&](const char*, std::unique_ptr<Kernel>& out) {
+          out = std::make_unique<Kernel>();
+          out->name = n;
+          out->module = m;
+          return AXL_SUCCESS;
+        },
+        &k);
+    if (s == AXL_SUCCESS) *out_kernel = common::to_handle<axl_pkernel>(k);
+    return s;
   });
 }
 

@@ -6,8 +6,7 @@
 #include <new>
 #include <thread>
 
-#include "axl/common/event.hpp"
-#include "axl/common/host_fn.hpp"
+#include "axl/common/host_queue_slots.hpp"
 #include "virtual_backend.hpp"
 
 namespace axl::virt {
@@ -42,8 +41,7 @@ common::WorkQueue::Options queue_options() {
 // An enqueue fails once the queue was stopped by backend_shutdown, or when a
 // full queue cannot make room (WorkQueue::enqueue says which).
 axl_status enqueue_failed(axl_status status, const char* what) {
-  return fail(status,
-              common::str("cannot enqueue ", what, ": ", common::WorkQueue::refusal_message()));
+  return common::enqueue_result(fail, status, what);
 }
 
 // Instead of the operation, an @async injected failure: priced like the
@@ -144,41 +142,19 @@ axl_status queue_create(axl_pdevice device, const axl_queue_desc* desc,
                         axl_pqueue* out_queue) noexcept {
   return guarded("queue_create", [&]() -> axl_status {
     Backend& b = backend();
-    if (desc == nullptr || out_queue == nullptr ||
-        desc->struct_size < offsetof(axl_queue_desc, trace_id) + sizeof(desc->trace_id))
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  "queue_create: desc or out_queue is NULL, or desc->struct_size is too small for "
-                  "an axl_queue_desc");
-    if (desc->flags != AXL_QUEUE_FLAG_NONE)
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  common::str("queue_create: unknown queue flags 0x", std::hex, desc->flags,
-                              " (no flags are defined)"));
+    if (axl_status s = common::check_queue_create(fail, desc, out_queue)) return s;
     if (std::optional<FaultHit> hit = b.faults.check(FaultOp::kQueueCreate)) return fail(*hit);
     const uint64_t handle = kNativeHandleTag | b.next_native_handle.fetch_add(1);
     auto q = std::make_unique<Queue>(from(device), desc->trace_id, handle, *desc);
-    {
-      std::lock_guard<std::mutex> lk(b.queues_mu);
-      b.queues.insert(q.get());
-    }
-    *out_queue = reinterpret_cast<axl_pqueue>(q.release());
+    b.queues.add(q.get());
+    *out_queue = common::to_handle<axl_pqueue>(q.release());
     return AXL_SUCCESS;
   });
 }
 
 axl_status queue_destroy(axl_pqueue queue) noexcept {
   return guarded("queue_destroy", [&]() -> axl_status {
-    Backend& b = backend();
-    Queue* q = from(queue);
-    if (q->work.on_worker_thread())
-      return fail(AXL_ERROR_INVALID_STATE,
-                  "queue_destroy was called from a host callback running on that same queue; the "
-                  "queue cannot drain itself");
-    {
-      std::lock_guard<std::mutex> lk(b.queues_mu);
-      b.queues.erase(q);
-    }
-    delete q;  // drains the pending work, then joins the worker
-    return AXL_SUCCESS;
+    return common::destroy_queue(fail, backend().queues, from(queue));
   });
 }
 
@@ -193,8 +169,7 @@ axl_status queue_synchronize(axl_pqueue queue) noexcept {
                                     native_name(r.status), ": ", r.message);
       return fail(*hit);
     }
-    if (r.status == AXL_SUCCESS) return AXL_SUCCESS;
-    return fail(r.status, r.message);
+    return common::report_sync(fail, std::move(r));
   });
 }
 
@@ -327,34 +302,22 @@ axl_status queue_record_event(axl_pqueue queue, axl_pevent event) noexcept {
       if (axl_status s = enqueue_failure(*q, OpInfo{OpKind::kEventRecord, 0}, *hit))
         return enqueue_failed(s, "an event record");
     }
-    auto* e = reinterpret_cast<common::Event*>(event);
-    const axl_status s = e->record(q->work);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event record");
+    return common::record_event(fail, q->work, event);
   });
 }
 
 axl_status queue_wait_event(axl_pqueue queue, axl_pevent event) noexcept {
-  return guarded("queue_wait_event", [&]() -> axl_status {
-    auto* e = reinterpret_cast<common::Event*>(event);
-    const axl_status s = e->enqueue_wait(from(queue)->work);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "an event wait");
-  });
+  return guarded("queue_wait_event", [&] { return common::wait_event(fail, from(queue)->work, event); });
 }
 
 axl_status queue_wait_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
-  return guarded("queue_wait_flag", [&]() -> axl_status {
-    auto* f = reinterpret_cast<FlagHandle*>(flag);
-    const axl_status s = f->flag->enqueue_wait(from(queue)->work, value);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag wait");
-  });
+  return guarded("queue_wait_flag",
+                 [&] { return common::wait_flag(fail, from(queue)->work, *from(flag)->flag, value); });
 }
 
 axl_status queue_write_flag(axl_pqueue queue, axl_pflag flag, uint64_t value) noexcept {
-  return guarded("queue_write_flag", [&]() -> axl_status {
-    auto* f = reinterpret_cast<FlagHandle*>(flag);
-    const axl_status s = f->flag->enqueue_write(from(queue)->work, value);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a flag write");
-  });
+  return guarded("queue_write_flag",
+                 [&] { return common::write_flag(fail, from(queue)->work, *from(flag)->flag, value); });
 }
 
 axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept {
@@ -365,9 +328,8 @@ axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_da
     if (hit && !hit->async) return fail(*hit);
     // @async: the callback never runs, as work dropped after a device fault;
     // whatever waits for it (a cross-backend wait's flag) waits forever.
-    const axl_status s = hit ? enqueue_failure(*q, OpInfo{OpKind::kHostFn, 0}, *hit)
-                             : common::enqueue_host_fn(q->work, fn, user_data);
-    return s == AXL_SUCCESS ? s : enqueue_failed(s, "a host function");
+    if (hit) return enqueue_failed(enqueue_failure(*q, OpInfo{OpKind::kHostFn, 0}, *hit), "a host function");
+    return common::enqueue_host_callback(fail, q->work, fn, user_data);
   });
 }
 

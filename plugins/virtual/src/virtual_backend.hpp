@@ -20,11 +20,15 @@
 #include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
-#include "axl/common/launch_args.hpp"
+#include "axl/common/event.hpp"
 #include "axl/common/flag.hpp"
+#include "axl/common/handles.hpp"
+#include "axl/common/kernel_cache.hpp"
+#include "axl/common/launch_args.hpp"
+#include "axl/common/live_queues.hpp"
+#include "axl/common/pinned_pages.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/ref_counted.hpp"
 #include "axl/common/slots.hpp"
@@ -202,8 +206,7 @@ struct Module {
   Kind kind = Kind::kBinary;
   std::vector<unsigned char> bytes;
   std::set<std::string> names;  // PTX .entry names or the list's names
-  std::mutex mu;                // guards kernels
-  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels;
+  common::KernelCache<Kernel> kernels;
 };
 
 // Everything global to the backend, in storage that is never destroyed: queue
@@ -226,14 +229,11 @@ struct Backend {
   std::mutex dev_mu;  // serialises device creation
   std::array<std::atomic<Device*>, kMaxDevices> devices{};
 
-  std::mutex queues_mu;
-  std::unordered_set<Queue*> queues;  // live queues, stopped at shutdown
+  common::LiveQueues<Queue> queues;  // stopped at shutdown
   std::atomic<uint64_t> next_native_handle{1};
   std::atomic<uint64_t> next_flag{0};
 
-  // Pinned allocations: pinned_free gets only the pointer, munmap the length.
-  std::mutex pinned_mu;
-  std::unordered_map<void*, size_t> pinned;
+  common::PinnedPages pinned;  // pinned_alloc's blocks (never locked)
 
   // Guard mode: freed mappings stay inaccessible for a while, so work that
   // touches memory after its free faults instead of reading reused memory.
@@ -248,16 +248,12 @@ Backend& backend() noexcept;
 // side effects, and not in a static initialiser, which would run at dlopen).
 const Config& config();
 
-inline Device* from(axl_pdevice d) noexcept { return reinterpret_cast<Device*>(d); }
-inline Queue* from(axl_pqueue q) noexcept { return reinterpret_cast<Queue*>(q); }
-inline Module* from(axl_pmodule m) noexcept { return reinterpret_cast<Module*>(m); }
-inline Kernel* from(axl_pkernel k) noexcept { return reinterpret_cast<Kernel*>(k); }
+inline common::HostServices& host() noexcept { return backend().host; }
 
+// The objects behind the handles: events are common's own.
+inline constexpr common::Handles<Device, Queue, common::Event, FlagHandle, Module, Kernel> from{};
 // Runs `body` under the plugin's exception firewall (plugin_support.hpp).
-template <class F>
-axl_status guarded(const char* slot, F&& body) noexcept {
-  return common::guard(backend().host, slot, std::forward<F>(body));
-}
+inline constexpr common::Guarded<host> guarded{};
 
 // ---- errors (fault.cpp) ------------------------------------------------------------
 // Every error carries a "native" code and name, as a driver's would: the code

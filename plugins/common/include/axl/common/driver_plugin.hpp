@@ -43,6 +43,8 @@
 #include "axl/common/deferred_release.hpp"
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
+#include "axl/common/handles.hpp"
+#include "axl/common/kernel_cache.hpp"
 #include "axl/common/launch_args.hpp"
 #include "axl/common/plugin_support.hpp"
 #include "axl/common/slots.hpp"
@@ -154,8 +156,7 @@ template <class D>
 struct DriverModule {
   DriverDevice<D>* device = nullptr;
   typename D::ModuleH module = nullptr;
-  std::mutex mu;  // guards kernels
-  std::unordered_map<std::string, std::unique_ptr<DriverKernel<D>>> kernels;
+  KernelCache<DriverKernel<D>> kernels;
 };
 
 template <class D>
@@ -206,12 +207,7 @@ class DriverPlugin {
   }
   static const Api& api() noexcept { return state().api; }
 
-  static Device* from(axl_pdevice d) noexcept { return reinterpret_cast<Device*>(d); }
-  static Queue* from(axl_pqueue q) noexcept { return reinterpret_cast<Queue*>(q); }
-  static Event* from(axl_pevent e) noexcept { return reinterpret_cast<Event*>(e); }
-  static Flag* from(axl_pflag f) noexcept { return reinterpret_cast<Flag*>(f); }
-  static Module* from(axl_pmodule m) noexcept { return reinterpret_cast<Module*>(m); }
-  static Kernel* from(axl_pkernel k) noexcept { return reinterpret_cast<Kernel*>(k); }
+  static constexpr Handles<Device, Queue, Event, Flag, Module, Kernel> from{};
 
   template <class F>
   static axl_status guarded(const char* slot, F&& body) noexcept {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "axl/common/plugin_support.hpp"
 #include "axl/plugin.h"
 
 namespace axl::common {
@@ -31,6 +32,22 @@ struct ArgLimits {
 std::string check_launch_args(const char* kernel_name, const KernelParam* params,
                               int32_t param_count, const axl_kernel_arg* args,
                               uint32_t num_args, ArgLimits limits);
+
+// "" when `config` is present, long enough, and every grid and block
+// dimension is at least 1 (what a launch needs before any device limit);
+// otherwise the message, naming kernel `kernel_name`. Inline: it is on
+// every launch.
+inline std::string check_launch_config(const char* kernel_name, const axl_launch_config* config) {
+  if (config == nullptr || config->struct_size < sizeof(axl_launch_config))
+    return str("launch of '", kernel_name, "': config is NULL or its struct_size is too small");
+  static const char* const kAxis = "xyz";
+  for (int d = 0; d < 3; ++d) {
+    if (config->grid[d] == 0 || config->block[d] == 0)
+      return str("launch of '", kernel_name, "': ", config->grid[d] == 0 ? "grid" : "block", ".",
+                 kAxis[d], " is 0; every grid and block dimension must be >= 1");
+  }
+  return {};
+}
 
 // The `void** kernelParams` of a CUDA-style launch (cuLaunchKernel,
 // hipModuleLaunchKernel): one pointer per argument, to its value. An

@@ -96,6 +96,18 @@ axl_status guard(const HostServices& host, const char* slot, F&& body) noexcept 
   }
 }
 
+// A backend's `guarded(slot, body)`: guard() with the host services that
+// `Host()` returns, so a backend writes
+//   inline constexpr common::Guarded<host> guarded{};
+// once instead of its own forwarding template.
+template <HostServices& (*Host)() noexcept>
+struct Guarded {
+  template <class F>
+  axl_status operator()(const char* slot, F&& body) const noexcept {
+    return guard(Host(), slot, std::forward<F>(body));
+  }
+};
+
 // Implements axl_plugin_negotiate: checks the arguments and the major
 // version, saves the host services into `host`, and answers with `info`,
 // `table` and min(core minor, AXL_PLUGIN_ABI_MINOR). Has no other side
