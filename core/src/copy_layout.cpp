@@ -290,11 +290,8 @@ AXL_API axl_status axl_queue_copy_layout(axl_queue_t queue, axl_buffer_t dst, co
                                          axl_buffer_t src, const axl_layout* src_layout) {
   return guard([&]() -> axl_status {
     Queue* q = nullptr;
-    if (axl_status s = usable_queue(queue, &q)) return s;
-    Buffer* d = as<Buffer>(dst, Kind::buffer, "destination buffer");
-    if (!d) return AXL_ERROR_INVALID_HANDLE;
-    Buffer* sb = as<Buffer>(src, Kind::buffer, "source buffer");
-    if (!sb) return AXL_ERROR_INVALID_HANDLE;
+    Buffer *d = nullptr, *sb = nullptr;
+    if (axl_status s = copy_operands(queue, dst, src, &q, &d, &sb)) return s;
     if (axl_status s = check_layout_in(d, dst_layout, "destination")) return s;
     if (axl_status s = check_layout_in(sb, src_layout, "source")) return s;
     const axl_layout& dl = *dst_layout;

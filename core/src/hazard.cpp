@@ -228,12 +228,6 @@ void stamp(Buffer* b, Completion* c, uint32_t access) {
   for (Completion* d : dropped) release(d);
 }
 
-void stamp_begin(Queue* q) {
-  // Unlocked peek: a launch racing in on another thread may be missed, which
-  // only makes its stamp cover this op too (correct, slightly later).
-  if (q->open.load(std::memory_order_relaxed)) close_open_completion(q);
-}
-
 axl_status wait_for_writers(Queue* q, const BufferUse* uses, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     Buffer* a = uses[i].buffer->allocation();

@@ -461,12 +461,11 @@ axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32
 // across backends if need be.
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler);
 axl_status queue_usable(Queue* q);
-// The queue a handle names (*out, "what" names it in the error), usable in
-// this process: AXL_ERROR_INVALID_HANDLE or the backend's error otherwise.
-// Inlined at every enqueue (the backend check is two relaxed loads).
-__attribute__((always_inline)) inline axl_status usable_queue(const void* handle, Queue** out,
-                                                              const char* what = "queue") {
-  Queue* q = as<Queue>(handle, Kind::queue, what);
+// The queue a handle names (*out), usable in this process:
+// AXL_ERROR_INVALID_HANDLE or the backend's error otherwise. Inlined at
+// every enqueue (the backend check is two relaxed loads).
+__attribute__((always_inline)) inline axl_status usable_queue(const void* handle, Queue** out) {
+  Queue* q = as<Queue>(handle, Kind::queue, "queue");
   if (!q) return AXL_ERROR_INVALID_HANDLE;
   *out = q;
   return q->device->backend->ensure_ready();
@@ -573,8 +572,12 @@ void stamp(Buffer* b, Completion* c, uint32_t access);
 // The hazard steps of a Submission (submit.hpp), which is their only caller.
 // Before an op on q is enqueued: q's open completion is recorded now, so the
 // op's own exact stamp covers it alone (launches, whose stamps are lazy,
-// skip this and share the open one).
-void stamp_begin(Queue* q);
+// skip this and share the open one). Inline: it runs on every copy.
+inline void stamp_begin(Queue* q) {
+  // Unlocked peek: a launch racing in on another thread may be missed, which
+  // only makes its stamp cover this op too (correct, slightly later).
+  if (q->open.load(std::memory_order_relaxed)) close_open_completion(q);
+}
 // Before q reads or writes tracked buffers: if the last writer of one is
 // still pending on another queue, q waits (on the device) for that queue, so
 // an op never reads bytes a kernel or a copy elsewhere is still writing.

@@ -309,11 +309,8 @@ AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst, ui
                                          axl_buffer_t src, uint64_t src_offset, uint64_t size_bytes) {
   return guard([&]() -> axl_status {
     Queue* q = nullptr;
-    if (axl_status s = usable_queue(queue, &q)) return s;
-    Buffer* d = as<Buffer>(dst, Kind::buffer, "destination buffer");
-    if (!d) return AXL_ERROR_INVALID_HANDLE;
-    Buffer* sb = as<Buffer>(src, Kind::buffer, "source buffer");
-    if (!sb) return AXL_ERROR_INVALID_HANDLE;
+    Buffer *d = nullptr, *sb = nullptr;
+    if (axl_status s = copy_operands(queue, dst, src, &q, &d, &sb)) return s;
     if (axl_status s = check_range(d, dst_offset, size_bytes, "axl_queue_copy_buffer (destination)")) return s;
     if (axl_status s = check_range(sb, src_offset, size_bytes, "axl_queue_copy_buffer (source)")) return s;
     if (axl_status s = device_usable(d->device)) return s;

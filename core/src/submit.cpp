@@ -26,20 +26,6 @@ End end_of(Buffer* b, uint64_t offset) {
 
 namespace {
 
-// The plugin's byte copies on any queue `q` (the op's own, or a device's
-// default queue a staged copy passes through).
-axl_status plugin_htod(Queue* q, axl_devaddr dst, const void* src, uint64_t bytes) {
-  return q->submit([&] { return AXL_CALL(q->device->backend, queue_copy_htod, q->pq, dst, src, bytes); });
-}
-
-axl_status plugin_dtoh(Queue* q, void* dst, axl_devaddr src, uint64_t bytes) {
-  return q->submit([&] { return AXL_CALL(q->device->backend, queue_copy_dtoh, q->pq, dst, src, bytes); });
-}
-
-axl_status plugin_dtod(Queue* q, axl_devaddr dst, axl_devaddr src, uint64_t bytes) {
-  return q->submit([&] { return AXL_CALL(q->device->backend, queue_copy_dtod, q->pq, dst, src, bytes); });
-}
-
 struct HostCopy {
   void* dst;
   const void* src;
@@ -73,7 +59,7 @@ void host_fill(void* p) {
 // Host bytes to host bytes in queue order, on any backend.
 axl_status enqueue_host_copy(Queue* q, void* dst, const void* src, uint64_t bytes) {
   if (q->device->props.is_host)
-    return plugin_dtod(q, reinterpret_cast<axl_devaddr>(dst), reinterpret_cast<axl_devaddr>(src), bytes);
+    return Submission::dtod(q, reinterpret_cast<axl_devaddr>(dst), reinterpret_cast<axl_devaddr>(src), bytes);
   auto* c = new HostCopy{dst, src, bytes};
   axl_status s = Submission::enqueue_host_fn(q, host_copy, c);
   if (s) delete c;
@@ -81,6 +67,16 @@ axl_status enqueue_host_copy(Queue* q, void* dst, const void* src, uint64_t byte
 }
 
 }  // namespace
+
+axl_status copy_operands(axl_queue_t queue, axl_buffer_t dst, axl_buffer_t src, Queue** q, Buffer** d,
+                         Buffer** s) {
+  if (axl_status st = usable_queue(queue, q)) return st;
+  *d = as<Buffer>(dst, Kind::buffer, "destination buffer");
+  if (!*d) return AXL_ERROR_INVALID_HANDLE;
+  *s = as<Buffer>(src, Kind::buffer, "source buffer");
+  if (!*s) return AXL_ERROR_INVALID_HANDLE;
+  return AXL_SUCCESS;
+}
 
 axl_status staging_oom(uint64_t bytes) {
   return fail(AXL_ERROR_OUT_OF_HOST_MEMORY, "no host memory for a %llu-byte staging copy",
@@ -100,8 +96,8 @@ axl_status Submission::copy(End dst, End src, uint64_t bytes) {
     if (Q->props.is_host && (dst.devmem != src.devmem)) {
       // Report the direction the caller sees (a host array into a cpu buffer
       // is HtoD), which is also what the launch trace records.
-      if (dst.devmem) return plugin_htod(q, dst.addr, src.host, bytes);
-      return plugin_dtoh(q, dst.host, src.addr, bytes);
+      if (dst.devmem) return htod(q, dst.addr, src.host, bytes);
+      return dtoh(q, dst.host, src.addr, bytes);
     }
     return enqueue_host_copy(q, dst.host, src.host, bytes);
   }
@@ -112,7 +108,7 @@ axl_status Submission::copy(End dst, End src, uint64_t bytes) {
         return fail(AXL_ERROR_INVALID_ARGUMENT,
                     "copy within %s enqueued on a queue of %s; use a queue of that device",
                     dev_name(dst.dev).c_str(), dev_name(Q).c_str());
-      return plugin_dtod(q, dst.addr, src.addr, bytes);
+      return dtod(q, dst.addr, src.addr, bytes);
     }
     if (Q != dst.dev && Q != src.dev)
       return fail(AXL_ERROR_INVALID_ARGUMENT,
@@ -125,8 +121,8 @@ axl_status Submission::copy(End dst, End src, uint64_t bytes) {
       });
   }
   // Device <-> host on the device's own queue.
-  if (dst.host && !src.host && Q == src.dev) return plugin_dtoh(q, dst.host, src.addr, bytes);
-  if (src.host && !dst.host && Q == dst.dev) return plugin_htod(q, dst.addr, src.host, bytes);
+  if (dst.host && !src.host && Q == src.dev) return dtoh(q, dst.host, src.addr, bytes);
+  if (src.host && !dst.host && Q == dst.dev) return htod(q, dst.addr, src.host, bytes);
 
   // Everything else goes through host memory on the devices' default queues,
   // chained to `q` so the copy still completes in q's order.
@@ -144,7 +140,7 @@ axl_status Submission::copy(End dst, End src, uint64_t bytes) {
       return s;
     }
     void* land = dst.host ? dst.host : staging;
-    if (axl_status s = plugin_dtoh(qs, land, src.addr, bytes)) {
+    if (axl_status s = dtoh(qs, land, src.addr, bytes)) {
       free(staging);
       return s;
     }
@@ -152,7 +148,7 @@ axl_status Submission::copy(End dst, End src, uint64_t bytes) {
     if (dst.host) return queue_wait_internal(q, qs);
   }
   if (axl_status s = queue_wait_internal(qd, qs)) return s;
-  if (axl_status s = plugin_htod(qd, dst.addr, from, bytes)) return s;
+  if (axl_status s = htod(qd, dst.addr, from, bytes)) return s;
   if (staging && enqueue_host_fn(qd, free_host, staging) != AXL_SUCCESS) {
     // Cannot free in order: wait, then free.
     qd->submit([&] { return AXL_CALL(qd->device->backend, queue_synchronize, qd->pq); });
@@ -172,17 +168,6 @@ axl_status Submission::copy_host_bytes(void* dst_host, Buffer* dst, uint64_t dst
               bytes);
 }
 
-axl_status Submission::copy_from_host(Buffer* dst, uint64_t dst_offset, const void* src, uint64_t bytes) {
-  // The common case straight to the plugin.
-  if (dst->device == q_->device && !dst->pinned) return plugin_htod(q_, dst->address + dst_offset, src, bytes);
-  return copy(end_of(dst, dst_offset), host_end(src), bytes);
-}
-
-axl_status Submission::copy_to_host(void* dst, Buffer* src, uint64_t src_offset, uint64_t bytes) {
-  if (src->device == q_->device && !src->pinned) return plugin_dtoh(q_, dst, src->address + src_offset, bytes);
-  return copy(host_end(dst), end_of(src, src_offset), bytes);
-}
-
 axl_status Submission::fill(Buffer* dst, uint64_t offset, uint64_t bytes, uint32_t pattern, uint32_t pattern_size) {
   if (dst->host && !q_->device->props.is_host) {
     // Pinned host memory: an accelerator's fill needs a device address
@@ -195,11 +180,6 @@ axl_status Submission::fill(Buffer* dst, uint64_t offset, uint64_t bytes, uint32
   return q_->submit([&] {
     return AXL_CALL(q_->device->backend, queue_fill, q_->pq, dst->address + offset, bytes, pattern, pattern_size);
   });
-}
-
-axl_status Submission::launch(Kernel* k, const axl_launch_config& cfg, const axl_kernel_arg* args,
-                              uint32_t num_args) {
-  return q_->submit([&] { return AXL_CALL(q_->device->backend, queue_launch, q_->pq, k->pk, &cfg, args, num_args); });
 }
 
 axl_status Submission::synchronize() { return AXL_CALL(q_->device->backend, queue_synchronize, q_->pq); }

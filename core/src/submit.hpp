@@ -38,6 +38,10 @@ End end_of(Buffer* b, uint64_t offset);
 // Plain host memory given by pointer.
 inline End host_end(const void* p) { return End{nullptr, 0, const_cast<void*>(p), false}; }
 
+// The usable queue and the live destination and source buffers of a
+// buffer-to-buffer op (axl_queue_copy_buffer, axl_queue_copy_layout).
+axl_status copy_operands(axl_queue_t queue, axl_buffer_t dst, axl_buffer_t src, Queue** q, Buffer** d, Buffer** s);
+
 // OUT_OF_HOST_MEMORY for a staging copy of `bytes` that could not be allocated.
 axl_status staging_oom(uint64_t bytes);
 
@@ -66,12 +70,18 @@ class Submission {
   // enqueue's status, which run returns.
   template <typename Body>
   axl_status run(Body&& body) {
-    for (uint32_t i = 0; i < n_; ++i) note_use(uses()[i].buffer, q_);
-    if (tracked_)
-      if (axl_status s = wait_for_writers(q_, uses(), n_)) return s;
-    if (stamps_ == Stamps::exact) stamp_begin(q_);
+    // Locals: the calls below could change members as far as the compiler
+    // knows, which would reload them on every step of the enqueue path.
+    Queue* const q = q_;
+    const uint32_t n = n_;
+    const bool tracked = tracked_;
+    const BufferUse* const uses = n > kInline ? heap_.data() : inline_;
+    for (uint32_t i = 0; i < n; ++i) note_use(uses[i].buffer, q);
+    if (tracked)
+      if (axl_status s = wait_for_writers(q, uses, n)) return s;
+    if (stamps_ == Stamps::exact) stamp_begin(q);
     const axl_status s = body(*this);
-    if (tracked_) stamp_op(q_, s, uses(), n_, stamps_ == Stamps::lazy);
+    if (tracked) stamp_op(q, s, uses, n, stamps_ == Stamps::lazy);
     return s;
   }
 
@@ -83,12 +93,23 @@ class Submission {
   // Plain host memory on one side: dst or src null.
   axl_status copy_host_bytes(void* dst_host, Buffer* dst, uint64_t dst_offset, const void* src_host, Buffer* src,
                              uint64_t src_offset, uint64_t bytes);
-  axl_status copy_from_host(Buffer* dst, uint64_t dst_offset, const void* src, uint64_t bytes);
-  axl_status copy_to_host(void* dst, Buffer* src, uint64_t src_offset, uint64_t bytes);
+  // Inline, as is launch: the common case of each goes straight to the
+  // plugin (benchmarks/bench_enqueue).
+  axl_status copy_from_host(Buffer* dst, uint64_t dst_offset, const void* src, uint64_t bytes) {
+    if (dst->device == q_->device && !dst->pinned) return htod(q_, dst->address + dst_offset, src, bytes);
+    return copy(end_of(dst, dst_offset), host_end(src), bytes);
+  }
+  axl_status copy_to_host(void* dst, Buffer* src, uint64_t src_offset, uint64_t bytes) {
+    if (src->device == q_->device && !src->pinned) return dtoh(q_, dst, src->address + src_offset, bytes);
+    return copy(host_end(dst), end_of(src, src_offset), bytes);
+  }
   // The arguments are valid (axl_queue_fill): pattern_size 1, 2 or 4, the
   // range inside dst and a multiple of it.
   axl_status fill(Buffer* dst, uint64_t offset, uint64_t bytes, uint32_t pattern, uint32_t pattern_size);
-  axl_status launch(Kernel* k, const axl_launch_config& cfg, const axl_kernel_arg* args, uint32_t num_args);
+  axl_status launch(Kernel* k, const axl_launch_config& cfg, const axl_kernel_arg* args, uint32_t num_args) {
+    return q_->submit(
+        [&] { return AXL_CALL(q_->device->backend, queue_launch, q_->pq, k->pk, &cfg, args, num_args); });
+  }
   // fn(data) after the earlier work; on failure fn is not called.
   axl_status host_fn(void (*fn)(void*), void* data) { return enqueue_host_fn(q_, fn, data); }
   // Blocks until q has run everything (undoing a body that failed halfway
@@ -105,6 +126,18 @@ class Submission {
   static axl_status wait_flag(Queue* q, axl_pflag pf, uint64_t value, const void* flag);
   static axl_status write_flag(Queue* q, axl_pflag pf, uint64_t value);
 
+  // The plugin's byte copies on any queue: the op's own, or a device's
+  // default queue that a staged copy passes through.
+  static axl_status htod(Queue* q, axl_devaddr dst, const void* src, uint64_t bytes) {
+    return q->submit([&] { return AXL_CALL(q->device->backend, queue_copy_htod, q->pq, dst, src, bytes); });
+  }
+  static axl_status dtoh(Queue* q, void* dst, axl_devaddr src, uint64_t bytes) {
+    return q->submit([&] { return AXL_CALL(q->device->backend, queue_copy_dtoh, q->pq, dst, src, bytes); });
+  }
+  static axl_status dtod(Queue* q, axl_devaddr dst, axl_devaddr src, uint64_t bytes) {
+    return q->submit([&] { return AXL_CALL(q->device->backend, queue_copy_dtod, q->pq, dst, src, bytes); });
+  }
+
  private:
   // Most ops touch a handful of buffers: kept on the stack so an enqueue
   // allocates nothing (benchmarks/bench_enqueue).
@@ -118,7 +151,6 @@ class Submission {
   }
   // The first time moves the inline ones to heap_.
   void add_past_inline(BufferUse u);
-  const BufferUse* uses() const { return n_ > kInline ? heap_.data() : inline_; }
 
   Queue* q_;
   Stamps stamps_;

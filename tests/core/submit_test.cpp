@@ -173,6 +173,18 @@ TEST_CASE("copies, fills, layout and batched copies wait for other queues' pendi
     pw.settle(pw.dev.default_queue());
     CHECK(read_back(consumer, dst) == pw.new_bytes);
   }
+  SECTION("copy_batch of more pairs than a submission keeps inline") {
+    std::vector<axl::Buffer> dsts;
+    std::vector<axl_copy_desc> copies;
+    for (int i = 0; i < 20; ++i) {
+      dsts.push_back(pw.dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED));
+      copies.push_back({dsts.back().get(), 0, pw.buf.get(), 0, kBytes});
+    }
+    REQUIRE(axl_copy_batch(copies.data(), copies.size()) == AXL_SUCCESS);
+    Watchdog w(pw.gate, 200ms);
+    pw.settle(pw.dev.default_queue());
+    for (const axl::Buffer& d : dsts) CHECK(read_back(consumer, d) == pw.new_bytes);
+  }
   // Writes of the pending buffer must land after the pending write.
   SECTION("fill") {
     consumer.fill(pw.buf, 0x5a5a5a5au, 4);
