@@ -45,11 +45,11 @@ axl_status copy_operands(axl_queue_t queue, axl_buffer_t dst, axl_buffer_t src, 
 // OUT_OF_HOST_MEMORY for a staging copy of `bytes` that could not be allocated.
 axl_status staging_oom(uint64_t bytes);
 
-// The fast check inline (a queue reusing a buffer, the common case), the
-// first use by a queue out of line.
+// Records that q enqueued work on allocation `a` (its memory is freed only
+// after q passed it): the fast check inline (a queue reusing a buffer, the
+// common case), the first use by a queue out of line.
 void note_first_use(Buffer* allocation, Queue* q);
-__attribute__((always_inline)) inline void note_use(Buffer* b, Queue* q) {
-  Buffer* a = b->allocation();
+__attribute__((always_inline)) inline void note_use_of_allocation(Buffer* a, Queue* q) {
   if (a->last_use.load(std::memory_order_relaxed) != q) note_first_use(a, q);
 }
 
@@ -59,8 +59,6 @@ class Submission {
   explicit Submission(Queue* q, Stamps stamps = Stamps::exact) : q_(q), stamps_(stamps) {}
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
-
-  Queue* queue() const { return q_; }
 
   // Step 1: the buffers the op touches. Only collected here.
   void read(Buffer* b) { add(b, AXL_ACCESS_READ); }
@@ -74,9 +72,13 @@ class Submission {
     // knows, which would reload them on every step of the enqueue path.
     Queue* const q = q_;
     const uint32_t n = n_;
-    const bool tracked = tracked_;
     const BufferUse* const uses = n > kInline ? heap_.data() : inline_;
-    for (uint32_t i = 0; i < n; ++i) note_use(uses[i].buffer, q);
+    bool tracked = false;  // any buffer under host hazard tracking
+    for (uint32_t i = 0; i < n; ++i) {
+      Buffer* a = uses[i].buffer->allocation();
+      note_use_of_allocation(a, q);
+      tracked |= a->tracked();
+    }
     if (tracked)
       if (axl_status s = wait_for_writers(q, uses, n)) return s;
     if (stamps_ == Stamps::exact) stamp_begin(q);
@@ -147,7 +149,6 @@ class Submission {
     if (n_ < kInline) inline_[n_] = {b, access};
     else add_past_inline({b, access});
     ++n_;
-    tracked_ |= b->allocation()->tracked();
   }
   // The first time moves the inline ones to heap_.
   void add_past_inline(BufferUse u);
@@ -155,7 +156,6 @@ class Submission {
   Queue* q_;
   Stamps stamps_;
   uint32_t n_ = 0;
-  bool tracked_ = false;  // any buffer under host hazard tracking
   BufferUse inline_[kInline];
   std::vector<BufferUse> heap_;  // all of them, once there are more than kInline
 };
