@@ -11,7 +11,7 @@
 #include <set>
 #include <tuple>
 
-#include "internal.hpp"
+#include "submit.hpp"
 
 namespace axl::core {
 namespace {
@@ -144,8 +144,8 @@ void free_all(void* p) {
   delete w;
 }
 
-axl_status enqueue_walk(Queue* q, HostWalk* w) {
-  axl_status s = enqueue_host_fn(q, run_host_walk, w);
+axl_status enqueue_walk(Submission& op, HostWalk* w) {
+  axl_status s = op.host_fn(run_host_walk, w);
   if (s) delete w;  // the temporaries are the caller's to free on failure
   return s;
 }
@@ -158,9 +158,9 @@ uint64_t run_count(const Plan& p) {
 }
 
 // One plugin copy per contiguous run of a same-shape plan.
-axl_status copy_runs(Queue* q, Buffer* dst, const axl_layout& dl, Buffer* src, const axl_layout& sl,
+axl_status copy_runs(Submission& op, Buffer* dst, const axl_layout& dl, Buffer* src, const axl_layout& sl,
                      const Plan& p) {
-  if (p.rank == 0) return copy_bytes(q, dst, dl.offset, src, sl.offset, p.es);
+  if (p.rank == 0) return op.copy_bytes(dst, dl.offset, src, sl.offset, p.es);
   const uint32_t last = p.rank - 1;
   const bool dense = p.inner_dense();
   const uint32_t outer = dense ? last : p.rank;
@@ -168,7 +168,7 @@ axl_status copy_runs(Queue* q, Buffer* dst, const axl_layout& dl, Buffer* src, c
   int64_t idx[AXL_MAX_RANK] = {};
   int64_t doff = static_cast<int64_t>(dl.offset), soff = static_cast<int64_t>(sl.offset);
   for (;;) {
-    if (axl_status s = copy_bytes(q, dst, doff, src, soff, run)) return s;
+    if (axl_status s = op.copy_bytes(dst, doff, src, soff, run)) return s;
     uint32_t k = outer;
     for (;;) {
       if (k == 0) return AXL_SUCCESS;
@@ -183,14 +183,10 @@ axl_status copy_runs(Queue* q, Buffer* dst, const axl_layout& dl, Buffer* src, c
   }
 }
 
-axl_status staging_oom(uint64_t bytes) {
-  return fail(AXL_ERROR_OUT_OF_HOST_MEMORY, "no host memory for a %llu-byte staging copy", (unsigned long long)bytes);
-}
-
 // Device memory on either side and too many runs: pack the source into host
 // memory, then scatter it into the destination (reading the destination's
 // span first when it has gaps, so the bytes between elements survive).
-axl_status copy_staged(Queue* q, Buffer* dst, const axl_layout& dl, Buffer* src, const axl_layout& sl) {
+axl_status copy_staged(Submission& op, Buffer* dst, const axl_layout& dl, Buffer* src, const axl_layout& sl) {
   const uint64_t n = axl_layout_num_elements(&sl) * sl.element_size;
   uint64_t sb, se, db, de;
   axl_layout_extent(&sl, &sb, &se);
@@ -201,7 +197,7 @@ axl_status copy_staged(Queue* q, Buffer* dst, const axl_layout& dl, Buffer* src,
   char* dst_span = nullptr;
   auto undo = [&](axl_status s) {
     // Earlier steps may still use the temporaries.
-    AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+    op.synchronize();
     free(packed);
     free(src_span);
     free(dst_span);
@@ -210,37 +206,37 @@ axl_status copy_staged(Queue* q, Buffer* dst, const axl_layout& dl, Buffer* src,
   const axl_layout packed_src = dense_like(sl, 0);
   // 1. The source's elements, packed, in host memory.
   if (src->host) {
-    if (axl_status s = enqueue_walk(q, new HostWalk{packed, packed_src, static_cast<char*>(src->host), sl})) return undo(s);
+    if (axl_status s = enqueue_walk(op, new HostWalk{packed, packed_src, static_cast<char*>(src->host), sl})) return undo(s);
   } else if (axl_layout_is_contiguous(&sl)) {
-    if (axl_status s = copy_host_bytes(q, packed, nullptr, 0, nullptr, src, sl.offset, n)) return undo(s);
+    if (axl_status s = op.copy_host_bytes(packed, nullptr, 0, nullptr, src, sl.offset, n)) return undo(s);
   } else {
     src_span = static_cast<char*>(malloc(se - sb));
     if (!src_span) return undo(staging_oom(se - sb));
-    if (axl_status s = copy_host_bytes(q, src_span, nullptr, 0, nullptr, src, sb, se - sb)) return undo(s);
+    if (axl_status s = op.copy_host_bytes(src_span, nullptr, 0, nullptr, src, sb, se - sb)) return undo(s);
     axl_layout rebased = sl;
     rebased.offset -= sb;
-    if (axl_status s = enqueue_walk(q, new HostWalk{packed, packed_src, src_span, rebased})) return undo(s);
+    if (axl_status s = enqueue_walk(op, new HostWalk{packed, packed_src, src_span, rebased})) return undo(s);
   }
   // 2. Into the destination.
   const axl_layout packed_dst = dense_like(dl, 0);
   if (dst->host) {
-    if (axl_status s = enqueue_walk(q, new HostWalk{static_cast<char*>(dst->host), dl, packed, packed_dst})) return undo(s);
+    if (axl_status s = enqueue_walk(op, new HostWalk{static_cast<char*>(dst->host), dl, packed, packed_dst})) return undo(s);
   } else if (axl_layout_is_contiguous(&dl)) {
-    if (axl_status s = copy_host_bytes(q, nullptr, dst, dl.offset, packed, nullptr, 0, n)) return undo(s);
+    if (axl_status s = op.copy_host_bytes(nullptr, dst, dl.offset, packed, nullptr, 0, n)) return undo(s);
   } else {
     dst_span = static_cast<char*>(malloc(de - db));
     if (!dst_span) return undo(staging_oom(de - db));
-    if (axl_status s = copy_host_bytes(q, dst_span, nullptr, 0, nullptr, dst, db, de - db)) return undo(s);
+    if (axl_status s = op.copy_host_bytes(dst_span, nullptr, 0, nullptr, dst, db, de - db)) return undo(s);
     axl_layout rebased = dl;
     rebased.offset -= db;
-    if (axl_status s = enqueue_walk(q, new HostWalk{dst_span, rebased, packed, packed_dst})) return undo(s);
-    if (axl_status s = copy_host_bytes(q, nullptr, dst, db, dst_span, nullptr, 0, de - db)) return undo(s);
+    if (axl_status s = enqueue_walk(op, new HostWalk{dst_span, rebased, packed, packed_dst})) return undo(s);
+    if (axl_status s = op.copy_host_bytes(nullptr, dst, db, dst_span, nullptr, 0, de - db)) return undo(s);
   }
   auto* cleanup = new HostWalk{};
   cleanup->free_after[0] = packed;
   cleanup->free_after[1] = src_span;
   cleanup->free_after[2] = dst_span;
-  if (axl_status s = enqueue_host_fn(q, free_all, cleanup)) {
+  if (axl_status s = op.host_fn(free_all, cleanup)) {
     delete cleanup;
     return undo(s);
   }
@@ -293,15 +289,11 @@ extern "C" {
 AXL_API axl_status axl_queue_copy_layout(axl_queue_t queue, axl_buffer_t dst, const axl_layout* dst_layout,
                                          axl_buffer_t src, const axl_layout* src_layout) {
   return guard([&]() -> axl_status {
-    Queue* q = as<Queue>(queue, Kind::queue, "queue");
-    if (!q) return AXL_ERROR_INVALID_HANDLE;
-    if (axl_status s = queue_usable(q)) return s;
-    Buffer* d = as<Buffer>(dst, Kind::buffer, "destination buffer");
-    if (!d) return AXL_ERROR_INVALID_HANDLE;
-    Buffer* s_ = as<Buffer>(src, Kind::buffer, "source buffer");
-    if (!s_) return AXL_ERROR_INVALID_HANDLE;
+    Queue* q = nullptr;
+    Buffer *d = nullptr, *sb = nullptr;
+    if (axl_status s = copy_operands(queue, dst, src, &q, &d, &sb)) return s;
     if (axl_status s = check_layout_in(d, dst_layout, "destination")) return s;
-    if (axl_status s = check_layout_in(s_, src_layout, "source")) return s;
+    if (axl_status s = check_layout_in(sb, src_layout, "source")) return s;
     const axl_layout& dl = *dst_layout;
     const axl_layout& sl = *src_layout;
     const uint64_t n = axl_layout_num_elements(&sl);
@@ -313,25 +305,20 @@ AXL_API axl_status axl_queue_copy_layout(axl_queue_t queue, axl_buffer_t dst, co
                   sl.element_size);
     if (n == 0) return AXL_SUCCESS;
     if (axl_status s = device_usable(d->device)) return s;
-    if (axl_status s = device_usable(s_->device)) return s;
-    note_use(d, q);
-    note_use(s_, q);
-    Buffer* both[2] = {d, s_};
-    if (axl_status s = wait_for_writers(q, both, 2)) return s;
-    stamp_begin(q);
-    const bool same_shape = dl.rank == sl.rank && std::equal(dl.shape, dl.shape + dl.rank, sl.shape);
-    axl_status st;
-    if (axl_layout_is_contiguous(&dl) && axl_layout_is_contiguous(&sl)) {
-      st = copy_bytes(q, d, dl.offset, s_, sl.offset, n * sl.element_size);
-    } else if (d->host && s_->host) {
-      st = enqueue_walk(q, new HostWalk{static_cast<char*>(d->host), dl, static_cast<char*>(s_->host), sl});
-    } else if (same_shape && run_count(make_plan(dl, sl)) <= kMaxDeviceRuns) {
-      st = copy_runs(q, d, dl, s_, sl, make_plan(dl, sl));
-    } else {
-      st = copy_staged(q, d, dl, s_, sl);
-    }
-    stamp_op(q, st, &d, 1, &s_, 1);
-    return st;
+    if (axl_status s = device_usable(sb->device)) return s;
+    Submission op(q);
+    op.write(d);
+    op.read(sb);
+    return op.run([&](Submission& o) -> axl_status {
+      if (axl_layout_is_contiguous(&dl) && axl_layout_is_contiguous(&sl))
+        return o.copy_bytes(d, dl.offset, sb, sl.offset, n * sl.element_size);
+      if (d->host && sb->host)
+        return enqueue_walk(o, new HostWalk{static_cast<char*>(d->host), dl, static_cast<char*>(sb->host), sl});
+      const bool same_shape = dl.rank == sl.rank && std::equal(dl.shape, dl.shape + dl.rank, sl.shape);
+      if (same_shape && run_count(make_plan(dl, sl)) <= kMaxDeviceRuns)
+        return copy_runs(o, d, dl, sb, sl, make_plan(dl, sl));
+      return copy_staged(o, d, dl, sb, sl);
+    });
   });
 }
 
@@ -367,24 +354,25 @@ AXL_API axl_status axl_copy_batch(const axl_copy_desc* copies, size_t count) {
       if (!seen.emplace(d, c.dst_offset, s, c.src_offset, c.size_bytes).second) continue;
       items.push_back({d, s, c.dst_offset, c.src_offset, c.size_bytes});
     }
-    // One group per destination device, in first-seen order.
+    // One submission per destination device, on its default queue, in
+    // first-seen order.
     std::vector<Device*> order;
     for (const Item& it : items)
       if (std::find(order.begin(), order.end(), it.dst->device) == order.end()) order.push_back(it.dst->device);
     for (Device* dev : order) {
-      Queue* q = dev->default_queue;
-      std::vector<Buffer*> writes, reads;
-      axl_status st = AXL_SUCCESS;
-      stamp_begin(q);
+      Submission op(dev->default_queue);
       for (const Item& it : items) {
         if (it.dst->device != dev) continue;
-        note_use(it.dst, q);
-        note_use(it.src, q);
-        if (!st) st = copy_bytes(q, it.dst, it.doff, it.src, it.soff, it.bytes);
-        writes.push_back(it.dst);
-        reads.push_back(it.src);
+        op.write(it.dst);
+        op.read(it.src);
       }
-      stamp_op(q, st, writes.data(), writes.size(), reads.data(), reads.size());
+      axl_status st = op.run([&](Submission& o) -> axl_status {
+        for (const Item& it : items) {
+          if (it.dst->device != dev) continue;
+          if (axl_status s = o.copy_bytes(it.dst, it.doff, it.src, it.soff, it.bytes)) return s;
+        }
+        return AXL_SUCCESS;
+      });
       if (st) return st;
     }
     return AXL_SUCCESS;

@@ -109,16 +109,19 @@ using namespace axl::core;
 
 extern "C" {
 
-#define AXL_STATUS_NAME_CASE_(name, value, meaning) \
-  case name:                                        \
-    return #name;
 AXL_API const char* axl_status_name(axl_status status) {
-  switch (status) {
-    AXL_STATUS_CODES(AXL_STATUS_NAME_CASE_)
-    default: return "AXL_STATUS_UNKNOWN";
-  }
+  struct Name {
+    axl_status status;
+    const char* name;
+  };
+  // One row per code of status.h's list.
+#define AXL_STATUS_NAME_ROW_(name, value, meaning) Name{name, #name},
+  static constexpr Name kNames[] = {AXL_STATUS_CODES(AXL_STATUS_NAME_ROW_)};
+#undef AXL_STATUS_NAME_ROW_
+  for (const Name& n : kNames)
+    if (n.status == status) return n.name;
+  return "AXL_STATUS_UNKNOWN";
 }
-#undef AXL_STATUS_NAME_CASE_
 
 AXL_API axl_status axl_last_error(axl_error_info* out) {
   if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_last_error: out is NULL");

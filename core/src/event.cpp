@@ -1,7 +1,7 @@
 // Events and completion flags.
 #include <cstring>
 
-#include "internal.hpp"
+#include "submit.hpp"
 #include "profile.hpp"
 
 namespace axl::core {
@@ -24,14 +24,13 @@ using namespace axl::core;
 
 namespace {
 
-#define AXL_EVENT(e, handle, what)                           \
-  Event* e = as<Event>(handle, Kind::event, what);           \
-  if (!e) return AXL_ERROR_INVALID_HANDLE;                   \
-  if (axl_status s__ = device_usable(e->device)) return s__;
-
-#define AXL_FLAG(f, handle)                                  \
-  Flag* f = as<Flag>(handle, Kind::flag, "flag");            \
-  if (!f) return AXL_ERROR_INVALID_HANDLE;
+// The event a handle names ("what" in the error), of a usable device.
+axl_status usable_event(axl_event_t handle, const char* what, Event** out) {
+  Event* e = as<Event>(handle, Kind::event, what);
+  if (!e) return AXL_ERROR_INVALID_HANDLE;
+  *out = e;
+  return device_usable(e->device);
+}
 
 }  // namespace
 
@@ -70,12 +69,13 @@ AXL_API axl_status axl_queue_record_event(axl_queue_t queue, axl_event_t event) 
   return guard([&]() -> axl_status {
     Queue* q = as<Queue>(queue, Kind::queue, "queue");
     if (!q) return AXL_ERROR_INVALID_HANDLE;
-    AXL_EVENT(e, event, "event");
+    Event* e = nullptr;
+    if (axl_status s = usable_event(event, "event", &e)) return s;
     if (e->device != q->device)
       return fail(AXL_ERROR_INVALID_ARGUMENT,
                   "event belongs to %s:%u but the queue to %s:%u; record events on their own device",
                   e->device->label.c_str(), e->device->id, q->device->label.c_str(), q->device->id);
-    axl_status s = q->submit([&] { return AXL_CALL(q->device->backend, queue_record_event, q->pq, e->pe); });
+    axl_status s = Submission::record_event(q, e->pe);
     if (s) return s;
     std::lock_guard<std::mutex> lk(e->mu);
     e->recorded = true;
@@ -94,7 +94,8 @@ AXL_API axl_status axl_queue_wait_event(axl_queue_t queue, axl_event_t event) {
     Queue* q = as<Queue>(queue, Kind::queue, "queue");
     if (!q) return AXL_ERROR_INVALID_HANDLE;
     if (axl_status s = queue_usable(q)) return s;
-    AXL_EVENT(e, event, "event");
+    Event* e = nullptr;
+    if (axl_status s = usable_event(event, "event", &e)) return s;
     Queue* src = nullptr;
     {
       std::lock_guard<std::mutex> lk(e->mu);
@@ -105,7 +106,7 @@ AXL_API axl_status axl_queue_wait_event(axl_queue_t queue, axl_event_t event) {
     axl_status s;
     close_open_completion(q);  // the wait may gate q: stamps before it stay exact
     if (e->device->backend == q->device->backend)
-      s = q->submit([&] { return AXL_CALL(q->device->backend, queue_wait_event, q->pq, e->pe); });
+      s = Submission::wait_event(q, e->pe);
     else  // conservative across backends: everything on the recording queue so far
       s = queue_wait_internal(q, src);
     release(src);
@@ -115,7 +116,8 @@ AXL_API axl_status axl_queue_wait_event(axl_queue_t queue, axl_event_t event) {
 
 AXL_API axl_status axl_event_synchronize(axl_event_t event) {
   return guard([&]() -> axl_status {
-    AXL_EVENT(e, event, "event");
+    Event* e = nullptr;
+    if (axl_status s = usable_event(event, "event", &e)) return s;
     {
       std::lock_guard<std::mutex> lk(e->mu);
       if (!e->recorded) return AXL_SUCCESS;
@@ -126,7 +128,8 @@ AXL_API axl_status axl_event_synchronize(axl_event_t event) {
 
 AXL_API axl_status axl_event_query(axl_event_t event) {
   return guard([&]() -> axl_status {
-    AXL_EVENT(e, event, "event");
+    Event* e = nullptr;
+    if (axl_status s = usable_event(event, "event", &e)) return s;
     {
       std::lock_guard<std::mutex> lk(e->mu);
       if (!e->recorded) return AXL_SUCCESS;
@@ -137,8 +140,10 @@ AXL_API axl_status axl_event_query(axl_event_t event) {
 
 AXL_API axl_status axl_event_elapsed_ms(axl_event_t start, axl_event_t end, float* out_ms) {
   return guard([&]() -> axl_status {
-    AXL_EVENT(a, start, "start event");
-    AXL_EVENT(b, end, "end event");
+    Event* a = nullptr;
+    if (axl_status s = usable_event(start, "start event", &a)) return s;
+    Event* b = nullptr;
+    if (axl_status s = usable_event(end, "end event", &b)) return s;
     if (!out_ms) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_event_elapsed_ms: out_ms is NULL");
     if (!a->timing || !b->timing)
       return fail(AXL_ERROR_INVALID_ARGUMENT,
@@ -211,7 +216,8 @@ AXL_API axl_status axl_flag_release(axl_flag_t flag) {
 
 AXL_API axl_status axl_flag_device_address(axl_flag_t flag, uint64_t* out) {
   return guard([&]() -> axl_status {
-    AXL_FLAG(f, flag);
+    Flag* f = as<Flag>(flag, Kind::flag, "flag");
+    if (!f) return AXL_ERROR_INVALID_HANDLE;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_flag_device_address: out is NULL");
     // It asks the plugin: a forked child gets FORKED, as for every such call.
     if (axl_status s = device_usable(f->device)) return s;
@@ -221,7 +227,8 @@ AXL_API axl_status axl_flag_device_address(axl_flag_t flag, uint64_t* out) {
 
 AXL_API axl_status axl_flag_load(axl_flag_t flag, uint64_t* out) {
   return guard([&]() -> axl_status {
-    AXL_FLAG(f, flag);
+    Flag* f = as<Flag>(flag, Kind::flag, "flag");
+    if (!f) return AXL_ERROR_INVALID_HANDLE;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_flag_load: out_value is NULL");
     *out = __atomic_load_n(f->host, __ATOMIC_ACQUIRE);
     return AXL_SUCCESS;
@@ -230,7 +237,8 @@ AXL_API axl_status axl_flag_load(axl_flag_t flag, uint64_t* out) {
 
 AXL_API axl_status axl_flag_signal(axl_flag_t flag, uint64_t value) {
   return guard([&]() -> axl_status {
-    AXL_FLAG(f, flag);
+    Flag* f = as<Flag>(flag, Kind::flag, "flag");
+    if (!f) return AXL_ERROR_INVALID_HANDLE;
     __atomic_store_n(f->host, value, __ATOMIC_RELEASE);
     return AXL_SUCCESS;
   });
@@ -238,7 +246,8 @@ AXL_API axl_status axl_flag_signal(axl_flag_t flag, uint64_t value) {
 
 AXL_API axl_status axl_flag_reset(axl_flag_t flag) {
   return guard([&]() -> axl_status {
-    AXL_FLAG(f, flag);
+    Flag* f = as<Flag>(flag, Kind::flag, "flag");
+    if (!f) return AXL_ERROR_INVALID_HANDLE;
     __atomic_store_n(f->host, 0, __ATOMIC_RELAXED);
     return AXL_SUCCESS;
   });
@@ -249,22 +258,13 @@ AXL_API axl_status axl_queue_wait_flag(axl_queue_t queue, axl_flag_t flag, uint6
     Queue* q = as<Queue>(queue, Kind::queue, "queue");
     if (!q) return AXL_ERROR_INVALID_HANDLE;
     if (axl_status s = queue_usable(q)) return s;
-    AXL_FLAG(f, flag);
+    Flag* f = as<Flag>(flag, Kind::flag, "flag");
+    if (!f) return AXL_ERROR_INVALID_HANDLE;
     if (f->device->backend != q->device->backend)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "flag belongs to backend %s but the queue to %s",
                   f->device->backend->name.c_str(), q->device->backend->name.c_str());
     close_open_completion(q);  // the wait may gate q: stamps before it stay exact
-    return q->submit([&] {
-      axl_status s = AXL_CALL(q->device->backend, queue_wait_flag, q->pq, f->pf, value);
-      if (!s) {
-        // Named by the exit drain if the queue never gets past it.
-        std::lock_guard<std::mutex> lk(q->gate_mu);
-        q->gate_flag = flag;
-        q->gate_value = value;
-        q->gate_seq = q->submitted.load(std::memory_order_relaxed);
-      }
-      return s;
-    });
+    return Submission::wait_flag(q, f->pf, value, flag);
   });
 }
 
@@ -273,11 +273,12 @@ AXL_API axl_status axl_queue_write_flag(axl_queue_t queue, axl_flag_t flag, uint
     Queue* q = as<Queue>(queue, Kind::queue, "queue");
     if (!q) return AXL_ERROR_INVALID_HANDLE;
     if (axl_status s = queue_usable(q)) return s;
-    AXL_FLAG(f, flag);
+    Flag* f = as<Flag>(flag, Kind::flag, "flag");
+    if (!f) return AXL_ERROR_INVALID_HANDLE;
     if (f->device->backend != q->device->backend)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "flag belongs to backend %s but the queue to %s",
                   f->device->backend->name.c_str(), q->device->backend->name.c_str());
-    return q->submit([&] { return AXL_CALL(q->device->backend, queue_write_flag, q->pq, f->pf, value); });
+    return Submission::write_flag(q, f->pf, value);
   });
 }
 

@@ -6,7 +6,7 @@
 // block it forever), so each stamp marks the exact point after the op.
 #include <algorithm>
 
-#include "internal.hpp"
+#include "submit.hpp"
 
 namespace axl::core {
 
@@ -68,7 +68,7 @@ axl_status Completion::ensure_recorded() {
       }
       Backend* b = device->backend;
       axl_status s = AXL_CALL(b, event_create, device->pdev, 0, &pe);
-      if (!s) s = q->submit([&] { return AXL_CALL(b, queue_record_event, q->pq, pe); });
+      if (!s) s = Submission::record_event(q, pe);
       if (s) {
         if (pe) AXL_CALL(b, event_destroy, pe);
         pe = nullptr;
@@ -233,15 +233,9 @@ void stamp(Buffer* b, Completion* c, uint32_t access) {
   for (Completion* d : dropped) release(d);
 }
 
-void stamp_begin(Queue* q) {
-  // Unlocked peek: a launch racing in on another thread may be missed, which
-  // only makes its stamp cover this op too (correct, slightly later).
-  if (q->open.load(std::memory_order_relaxed)) close_open_completion(q);
-}
-
-axl_status wait_for_writers(Queue* q, Buffer* const* buffers, size_t n) {
+axl_status wait_for_writers(Queue* q, const BufferUse* uses, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    Buffer* a = buffers[i]->allocation();
+    Buffer* a = uses[i].buffer->allocation();
     if (!a->tracked()) continue;
     Completion* c = nullptr;
     {
@@ -268,17 +262,19 @@ axl_status wait_for_writers(Queue* q, Buffer* const* buffers, size_t n) {
   return AXL_SUCCESS;
 }
 
-void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t nw, Buffer* const* reads,
-              size_t nr, bool lazy) {
-  bool any = false;
-  for (size_t i = 0; i < nw && !any; ++i) any = writes[i] && writes[i]->allocation()->tracked();
-  for (size_t i = 0; i < nr && !any; ++i) any = reads[i] && reads[i]->allocation()->tracked();
+void stamp_op(Queue* q, axl_status enqueue_status, const BufferUse* uses, size_t n, bool lazy) {
+  bool any = false, writes = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!uses[i].buffer->allocation()->tracked()) continue;
+    any = true;
+    writes |= (uses[i].access & AXL_ACCESS_WRITE) != 0;
+  }
   if (!any) return;
   Completion* c = nullptr;
   if (enqueue_status != AXL_SUCCESS) {
     // The producer failed: whoever reads what it should have written learns
     // why instead of reading stale bytes.
-    if (nw == 0) return;
+    if (!writes) return;
     c = new Completion();
     c->poison(last_error_origin());
   } else if (lazy) {
@@ -294,11 +290,11 @@ void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t
       return;
     }
   }
-  for (size_t i = 0; i < nw; ++i)
-    if (writes[i]) stamp(writes[i], c, AXL_ACCESS_WRITE);
+  for (size_t i = 0; i < n; ++i)
+    if (uses[i].access & AXL_ACCESS_WRITE) stamp(uses[i].buffer, c, AXL_ACCESS_WRITE);
   if (enqueue_status == AXL_SUCCESS)
-    for (size_t i = 0; i < nr; ++i)
-      if (reads[i]) stamp(reads[i], c, AXL_ACCESS_READ);
+    for (size_t i = 0; i < n; ++i)
+      if (uses[i].access & AXL_ACCESS_READ) stamp(uses[i].buffer, c, AXL_ACCESS_READ);
   release(c);
 }
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "axl/axl.h"
@@ -264,20 +265,25 @@ struct Backend {
   ((backend)->table.slot ? AXL_SUCCESS : (backend)->unsupported(#slot))
 
 // Calls a plugin slot. Fails with UNSUPPORTED when NULL; turns an escaping C++
-// exception into INTERNAL; guarantees an error detail is recorded.
-#define AXL_CALL(backend, slot, ...)                                              \
-  ([&]() -> axl_status {                                                          \
-    Backend* b__ = (backend);                                                     \
-    if (!b__->table.slot) return b__->unsupported(#slot);                         \
-    axl_status s__;                                                               \
-    try {                                                                         \
-      s__ = b__->table.slot(__VA_ARGS__);                                         \
-    } catch (...) {                                                               \
-      return fail_backend(AXL_ERROR_INTERNAL, b__->name, 0, nullptr,              \
-                          std::string("plugin threw from ") + #slot);             \
-    }                                                                             \
-    return s__ == AXL_SUCCESS ? s__ : b__->check(s__, #slot);                     \
-  }())
+// exception into INTERNAL; guarantees an error detail is recorded. Inlined
+// like the lambda it replaced: every enqueue goes through it.
+template <typename Slot, typename... Args>
+__attribute__((always_inline)) inline axl_status call_slot(Backend* b, Slot axl_plugin_table::*slot,
+                                                           const char* name, Args&&... args) {
+  const Slot fn = b->table.*slot;
+  if (!fn) return b->unsupported(name);
+  axl_status s;
+  try {
+    s = fn(std::forward<Args>(args)...);
+  } catch (...) {
+    return fail_backend(AXL_ERROR_INTERNAL, b->name, 0, nullptr, std::string("plugin threw from ") + name);
+  }
+  return s == AXL_SUCCESS ? s : b->check(s, name);
+}
+
+// Names the slot once, as the table member and as the text of its errors.
+#define AXL_CALL(backend, slot, ...) \
+  ::axl::core::call_slot((backend), &axl_plugin_table::slot, #slot __VA_OPT__(, ) __VA_ARGS__)
 
 // ------------------------------------------------------------- registry --
 struct PluginRecord {
@@ -455,6 +461,15 @@ axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32
 // across backends if need be.
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler);
 axl_status queue_usable(Queue* q);
+// The queue a handle names (*out), usable in this process:
+// AXL_ERROR_INVALID_HANDLE or the backend's error otherwise. Inlined at
+// every enqueue (the backend check is two relaxed loads).
+__attribute__((always_inline)) inline axl_status usable_queue(const void* handle, Queue** out) {
+  Queue* q = as<Queue>(handle, Kind::queue, "queue");
+  if (!q) return AXL_ERROR_INVALID_HANDLE;
+  *out = q;
+  return q->device->backend->ensure_ready();
+}
 
 // ---------------------------------------------------------------- buffers --
 // A point in a queue, or a failure standing in for one (axl_completion_t).
@@ -522,7 +537,11 @@ struct Buffer : Object {
   std::atomic<Queue*> last_use{nullptr};
   Buffer* allocation() { return base ? base : this; }
 };
-void note_use(Buffer* b, Queue* q);
+// A buffer an op touches and how (AXL_ACCESS_READ or AXL_ACCESS_WRITE).
+struct BufferUse {
+  Buffer* buffer;
+  uint32_t access;
+};
 // Runs `free` once every queue in used_by has finished the work enqueued so
 // far, on a background thread (or at once when none is pending); releases
 // and clears used_by. Never blocks unless an event cannot be recorded.
@@ -546,35 +565,29 @@ void note_free_failure(Device* d, uint64_t bytes, axl_devaddr address);
 // The failure noted since the last call, recorded as the thread's error, or
 // AXL_SUCCESS.
 axl_status take_free_failure(Device* d);
-// Enqueues a byte copy between two buffers on q (any devices, any backends;
-// no validation, no stamps): the body of axl_queue_copy_buffer.
-axl_status copy_bytes(Queue* q, Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset,
-                      uint64_t bytes);
-// The same with plain host memory on one side (dst or src buffer null).
-axl_status copy_host_bytes(Queue* q, void* dst_host, Buffer* dst, uint64_t dst_offset, const void* src_host,
-                           Buffer* src, uint64_t src_offset, uint64_t bytes);
-// Runs fn(data) on q after earlier work; on failure fn is not called.
-axl_status enqueue_host_fn(Queue* q, void (*fn)(void*), void* data);
 std::string dev_name(Device* d);
 // Stamps `c` on the allocation of b (write: replaces the writer, clears the
 // readers; read: adds a reader). No-op for untracked buffers.
 void stamp(Buffer* b, Completion* c, uint32_t access);
-// After an enqueue on q touched these buffers: stamps the tracked ones with
-// one completion on q (writes first), or, when the enqueue failed, poisons
-// the written ones with the calling thread's last error message. Cheap when
-// nothing is tracked.
-// `lazy` (launches) joins q's open completion instead of recording an event
-// now; copies and fills record their own, after closing the open one before
-// they are enqueued (stamp_begin), so consecutive launches share one event
-// and everything else is exact.
-void stamp_begin(Queue* q);
+// The hazard steps of a Submission (submit.hpp), which is their only caller.
+// Before an op on q is enqueued: q's open completion is recorded now, so the
+// op's own exact stamp covers it alone (launches, whose stamps are lazy,
+// skip this and share the open one). Inline: it runs on every copy.
+inline void stamp_begin(Queue* q) {
+  // Unlocked peek: a launch racing in on another thread may be missed, which
+  // only makes its stamp cover this op too (correct, slightly later).
+  if (q->open.load(std::memory_order_relaxed)) close_open_completion(q);
+}
 // Before q reads or writes tracked buffers: if the last writer of one is
 // still pending on another queue, q waits (on the device) for that queue, so
-// a copy never reads bytes a CPU kernel or a copy elsewhere is still writing.
+// an op never reads bytes a kernel or a copy elsewhere is still writing.
 // Cheap when nothing is tracked or the writer has finished.
-axl_status wait_for_writers(Queue* q, Buffer* const* buffers, size_t n);
-void stamp_op(Queue* q, axl_status enqueue_status, Buffer* const* writes, size_t nw,
-              Buffer* const* reads, size_t nr, bool lazy = false);
+axl_status wait_for_writers(Queue* q, const BufferUse* uses, size_t n);
+// After the enqueue: stamps the tracked buffers with one completion on q
+// (writes first), or, when the enqueue failed, poisons the written ones with
+// the calling thread's last error message. `lazy` joins q's open completion
+// instead of recording an event now.
+void stamp_op(Queue* q, axl_status enqueue_status, const BufferUse* uses, size_t n, bool lazy);
 
 // ----------------------------------------------------------------- events --
 struct Event : Object {

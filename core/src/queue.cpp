@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "internal.hpp"
+#include "submit.hpp"
 
 static_assert(sizeof(axl_queue_options) == 16, "axl_queue_options is ABI (1.2)");
 
@@ -73,16 +73,6 @@ axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32
   return AXL_SUCCESS;
 }
 
-void note_use(Buffer* b, Queue* q) {
-  Buffer* a = b->allocation();
-  if (a->last_use.load(std::memory_order_relaxed) == q) return;
-  std::lock_guard<std::mutex> lk(a->use_mu);
-  a->last_use.store(q, std::memory_order_relaxed);
-  if (std::find(a->used_by.begin(), a->used_by.end(), q) != a->used_by.end()) return;
-  retain(q);
-  a->used_by.push_back(q);
-}
-
 namespace {
 
 struct HostSignal {
@@ -93,36 +83,6 @@ void signal_host_value(void* p) {
   auto* s = static_cast<HostSignal*>(p);
   __atomic_store_n(s->address, 1, __ATOMIC_RELEASE);
   delete s;
-}
-
-struct HostCopy {
-  void* dst;
-  const void* src;
-  uint64_t bytes;
-};
-
-void host_copy(void* p) {
-  auto* c = static_cast<HostCopy*>(p);
-  memcpy(c->dst, c->src, c->bytes);
-  delete c;
-}
-
-void free_host(void* p) { free(p); }
-
-struct HostFill {
-  char* dst;
-  uint64_t bytes;
-  uint32_t pattern, pattern_size;
-};
-
-void host_fill(void* p) {
-  auto* f = static_cast<HostFill*>(p);
-  if (f->pattern_size == 1) {
-    memset(f->dst, static_cast<int>(f->pattern & 0xff), f->bytes);
-  } else {
-    for (uint64_t i = 0; i < f->bytes; i += f->pattern_size) memcpy(f->dst + i, &f->pattern, f->pattern_size);
-  }
-  delete f;
 }
 
 }  // namespace
@@ -138,8 +98,8 @@ axl_status queue_wait_internal(Queue* waiter, Queue* signaler) {
     // is pending (plugin.h), so it is released at once.
     axl_pevent ev = nullptr;
     if (axl_status s = AXL_CALL(sb, event_create, signaler->device->pdev, 0, &ev)) return s;
-    axl_status s = signaler->submit([&] { return AXL_CALL(sb, queue_record_event, signaler->pq, ev); });
-    if (!s) s = waiter->submit([&] { return AXL_CALL(wb, queue_wait_event, waiter->pq, ev); });
+    axl_status s = Submission::record_event(signaler, ev);
+    if (!s) s = Submission::wait_event(waiter, ev);
     AXL_CALL(sb, event_destroy, ev);
     return s;
   }
@@ -158,11 +118,10 @@ axl_status queue_wait_internal(Queue* waiter, Queue* signaler) {
   axl_status s = AXL_CALL(wb, flag_get_host_address, pf, &addr);
   if (!s) {
     auto* sig = new HostSignal{addr};
-    s = signaler->submit(
-        [&] { return AXL_CALL(sb, queue_enqueue_host_fn, signaler->pq, signal_host_value, sig); });
+    s = Submission::enqueue_host_fn(signaler, signal_host_value, sig);
     if (s) delete sig;
   }
-  if (!s) s = waiter->submit([&] { return AXL_CALL(wb, queue_wait_flag, waiter->pq, pf, 1); });
+  if (!s) s = Submission::wait_flag(waiter, pf, 1, nullptr);
   AXL_CALL(wb, flag_destroy, pf);  // deferred by the plugin until the wait ran
   return s;
 }
@@ -172,15 +131,6 @@ axl_status queue_wait_internal(Queue* waiter, Queue* signaler) {
 using namespace axl::core;
 
 namespace {
-
-#define AXL_QUEUE(q, handle)                                    \
-  Queue* q = as<Queue>(handle, Kind::queue, "queue");          \
-  if (!q) return AXL_ERROR_INVALID_HANDLE;                      \
-  if (axl_status s__ = queue_usable(q)) return s__;
-
-#define AXL_BUFFER(b, handle, what)                                  \
-  Buffer* b = as<Buffer>(handle, Kind::buffer, what " buffer");      \
-  if (!b) return AXL_ERROR_INVALID_HANDLE;
 
 axl_status check_range(Buffer* b, uint64_t offset, uint64_t bytes, const char* what) {
   if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "%s: size_bytes is 0; expected > 0", what);
@@ -193,130 +143,11 @@ axl_status check_range(Buffer* b, uint64_t offset, uint64_t bytes, const char* w
 }
 
 
-// Copy host bytes to host bytes in queue order, on any backend.
-axl_status enqueue_host_copy(Queue* q, void* dst, const void* src, uint64_t bytes) {
-  Backend* b = q->device->backend;
-  if (q->device->props.is_host)
-    return q->submit([&] {
-      return AXL_CALL(b, queue_copy_dtod, q->pq, reinterpret_cast<axl_devaddr>(dst),
-                      reinterpret_cast<axl_devaddr>(src), bytes);
-    });
-  auto* c = new HostCopy{dst, src, bytes};
-  axl_status s = q->submit([&] { return AXL_CALL(b, queue_enqueue_host_fn, q->pq, host_copy, c); });
-  if (s) delete c;
-  return s;
-}
-
-// One endpoint of a copy: device memory of `dev`, or host memory.
-struct End {
-  Device* dev;     // null for plain host memory given by pointer
-  axl_devaddr addr;
-  void* host;      // non-null if the host can read/write it directly
-  bool devmem;     // device memory (of a host device, host-readable too)
-};
-
-axl_status copy_ends(Queue* q, End dst, End src, uint64_t bytes) {
-  Device* Q = q->device;
-  // Host memory on both sides (host devices' memory is host memory too).
-  if (dst.host && src.host) {
-    if (Q->props.is_host && (dst.devmem != src.devmem)) {
-      // Report the direction the caller sees (a host array into a cpu buffer
-      // is HtoD), which is also what the launch trace records.
-      if (dst.devmem)
-        return q->submit([&] { return AXL_CALL(Q->backend, queue_copy_htod, q->pq, dst.addr, src.host, bytes); });
-      return q->submit([&] { return AXL_CALL(Q->backend, queue_copy_dtoh, q->pq, dst.host, src.addr, bytes); });
-    }
-    return enqueue_host_copy(q, dst.host, src.host, bytes);
-  }
-  // From here at least one side is device memory the host cannot touch.
-  if (!dst.host && !src.host) {
-    if (dst.dev == src.dev) {
-      if (Q != dst.dev)
-        return fail(AXL_ERROR_INVALID_ARGUMENT,
-                    "copy within %s enqueued on a queue of %s; use a queue of that device",
-                    dev_name(dst.dev).c_str(), dev_name(Q).c_str());
-      return q->submit([&] { return AXL_CALL(Q->backend, queue_copy_dtod, q->pq, dst.addr, src.addr, bytes); });
-    }
-    if (Q != dst.dev && Q != src.dev)
-      return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  "copy from %s to %s enqueued on a queue of %s; use a queue of either device",
-                  dev_name(src.dev).c_str(), dev_name(dst.dev).c_str(), dev_name(Q).c_str());
-    if (dst.dev->backend == src.dev->backend && Q->backend->table.queue_copy_peer)
-      return q->submit([&] {
-        return AXL_CALL(Q->backend, queue_copy_peer, q->pq, dst.dev->pdev, dst.addr,
-                        src.dev->pdev, src.addr, bytes);
-      });
-  }
-  // Device <-> host on the device's own queue.
-  if (dst.host && !src.host && Q == src.dev)
-    return q->submit([&] { return AXL_CALL(Q->backend, queue_copy_dtoh, q->pq, dst.host, src.addr, bytes); });
-  if (src.host && !dst.host && Q == dst.dev)
-    return q->submit([&] { return AXL_CALL(Q->backend, queue_copy_htod, q->pq, dst.addr, src.host, bytes); });
-
-  // Everything else goes through host memory on the devices' default queues,
-  // chained to `q` so the copy still completes in q's order.
-  Queue* qs = src.host ? q : (Q == src.dev ? q : src.dev->default_queue);
-  Queue* qd = dst.host ? q : (Q == dst.dev ? q : dst.dev->default_queue);
-  void* staging = nullptr;
-  const void* from = src.host;
-  if (!src.host) {
-    if (dst.host) {
-      staging = nullptr;
-    } else {
-      staging = aligned_alloc(64, (bytes + 63) / 64 * 64);
-      if (!staging) return fail(AXL_ERROR_OUT_OF_HOST_MEMORY, "no host memory for a %llu-byte staging copy", (unsigned long long)bytes);
-    }
-    if (axl_status s = queue_wait_internal(qs, q)) { free(staging); return s; }
-    void* land = dst.host ? dst.host : staging;
-    if (axl_status s = qs->submit([&] { return AXL_CALL(qs->device->backend, queue_copy_dtoh, qs->pq, land, src.addr, bytes); })) {
-      free(staging);
-      return s;
-    }
-    from = land;
-    if (dst.host) return queue_wait_internal(q, qs);
-  }
-  if (axl_status s = queue_wait_internal(qd, qs)) return s;
-  if (axl_status s = qd->submit([&] { return AXL_CALL(qd->device->backend, queue_copy_htod, qd->pq, dst.addr, from, bytes); }))
-    return s;
-  if (staging) {
-    axl_status s = qd->submit([&] { return AXL_CALL(qd->device->backend, queue_enqueue_host_fn, qd->pq, free_host, staging); });
-    if (s) {  // cannot free in order: wait, then free
-      qd->submit([&] { return AXL_CALL(qd->device->backend, queue_synchronize, qd->pq); });
-      free(staging);
-    }
-  }
-  return queue_wait_internal(q, qd);
-}
-
-End end_of(Buffer* b, uint64_t offset) {
-  // Wrapped user memory on a host device (a numpy array) is host memory to
-  // the caller: copies from it into a buffer are HtoD, as they are traced.
-  Buffer* a = b->allocation();
-  const bool devmem = !b->pinned && !(a->external && b->device->props.is_host);
-  return End{b->device, b->address + offset, b->host ? static_cast<char*>(b->host) + offset : nullptr, devmem};
-}
-
 }  // namespace
 
 namespace axl::core {
 
 std::string dev_name(Device* d) { return d->label + ":" + std::to_string(d->id) + " (" + d->backend->name + ")"; }
-
-axl_status copy_bytes(Queue* q, Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset,
-                      uint64_t bytes) {
-  return copy_ends(q, end_of(dst, dst_offset), end_of(src, src_offset), bytes);
-}
-
-axl_status copy_host_bytes(Queue* q, void* dst_host, Buffer* dst, uint64_t dst_offset, const void* src_host,
-                           Buffer* src, uint64_t src_offset, uint64_t bytes) {
-  End d = dst ? end_of(dst, dst_offset) : End{nullptr, 0, dst_host, false};
-  End s = src ? end_of(src, src_offset) : End{nullptr, 0, const_cast<void*>(src_host), false};
-  return copy_ends(q, d, s, bytes);
-}
-
-axl_status enqueue_host_fn(Queue* q, void (*fn)(void*), void* data) {
-  return q->submit([&] { return AXL_CALL(q->device->backend, queue_enqueue_host_fn, q->pq, fn, data); });
-}
 
 }  // namespace axl::core
 
@@ -406,7 +237,8 @@ AXL_API axl_status axl_queue_device(axl_queue_t queue, axl_device_t* out) {
 
 AXL_API axl_status axl_queue_synchronize(axl_queue_t queue) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
     // Not under submit_mu: other threads may keep enqueueing while we wait.
     const uint64_t seen = q->submitted.load();
     axl_status s = AXL_CALL(q->device->backend, queue_synchronize, q->pq);
@@ -446,74 +278,60 @@ AXL_API axl_status axl_device_synchronize(axl_device_t device) {
 AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst, uint64_t dst_offset,
                                             const void* src, uint64_t size_bytes) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
-    AXL_BUFFER(d, dst, "destination");
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
+    Buffer* d = as<Buffer>(dst, Kind::buffer, "destination buffer");
+    if (!d) return AXL_ERROR_INVALID_HANDLE;
     if (!src) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_from_host: src is NULL");
     if (axl_status s = check_range(d, dst_offset, size_bytes, "axl_queue_copy_from_host")) return s;
-    note_use(d, q);
-    stamp_begin(q);
-    axl_status s;
-    if (d->device == q->device && !d->pinned)  // the common case: straight to the plugin
-      s = q->submit([&] {
-        return AXL_CALL(q->device->backend, queue_copy_htod, q->pq, d->address + dst_offset, src, size_bytes);
-      });
-    else
-      s = copy_ends(q, end_of(d, dst_offset), End{nullptr, 0, const_cast<void*>(src), false}, size_bytes);
-    stamp_op(q, s, &d, 1, nullptr, 0);
-    return s;
+    Submission op(q);
+    op.write(d);
+    return op.run([&](Submission& o) { return o.copy_from_host(d, dst_offset, src, size_bytes); });
   });
 }
 
 AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst, axl_buffer_t src,
                                           uint64_t src_offset, uint64_t size_bytes) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
-    AXL_BUFFER(s_, src, "source");
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
+    Buffer* sb = as<Buffer>(src, Kind::buffer, "source buffer");
+    if (!sb) return AXL_ERROR_INVALID_HANDLE;
     if (!dst) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_copy_to_host: dst is NULL");
-    if (axl_status s = check_range(s_, src_offset, size_bytes, "axl_queue_copy_to_host")) return s;
-    note_use(s_, q);
-    stamp_begin(q);
-    axl_status s;
-    if (s_->device == q->device && !s_->pinned)
-      s = q->submit([&] {
-        return AXL_CALL(q->device->backend, queue_copy_dtoh, q->pq, dst, s_->address + src_offset, size_bytes);
-      });
-    else
-      s = copy_ends(q, End{nullptr, 0, dst, false}, end_of(s_, src_offset), size_bytes);
-    stamp_op(q, s, nullptr, 0, &s_, 1);
-    return s;
+    if (axl_status s = check_range(sb, src_offset, size_bytes, "axl_queue_copy_to_host")) return s;
+    Submission op(q);
+    op.read(sb);
+    return op.run([&](Submission& o) { return o.copy_to_host(dst, sb, src_offset, size_bytes); });
   });
 }
 
 AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst, uint64_t dst_offset,
                                          axl_buffer_t src, uint64_t src_offset, uint64_t size_bytes) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
-    AXL_BUFFER(d, dst, "destination");
-    AXL_BUFFER(s_, src, "source");
+    Queue* q = nullptr;
+    Buffer *d = nullptr, *sb = nullptr;
+    if (axl_status s = copy_operands(queue, dst, src, &q, &d, &sb)) return s;
     if (axl_status s = check_range(d, dst_offset, size_bytes, "axl_queue_copy_buffer (destination)")) return s;
-    if (axl_status s = check_range(s_, src_offset, size_bytes, "axl_queue_copy_buffer (source)")) return s;
+    if (axl_status s = check_range(sb, src_offset, size_bytes, "axl_queue_copy_buffer (source)")) return s;
     if (axl_status s = device_usable(d->device)) return s;
-    if (axl_status s = device_usable(s_->device)) return s;
-    note_use(d, q);
-    note_use(s_, q);
-    Buffer* both[2] = {d, s_};
-    if (axl_status s = wait_for_writers(q, both, 2)) return s;
-    stamp_begin(q);
-    axl_status s = copy_ends(q, end_of(d, dst_offset), end_of(s_, src_offset), size_bytes);
-    stamp_op(q, s, &d, 1, &s_, 1);
-    return s;
+    if (axl_status s = device_usable(sb->device)) return s;
+    Submission op(q);
+    op.write(d);
+    op.read(sb);
+    return op.run([&](Submission& o) { return o.copy_bytes(d, dst_offset, sb, src_offset, size_bytes); });
   });
 }
 
 AXL_API axl_status axl_queue_copy(axl_queue_t queue, axl_buffer_t dst, axl_buffer_t src) {
   return guard([&]() -> axl_status {
-    AXL_BUFFER(d, dst, "destination");
-    AXL_BUFFER(s_, src, "source");
-    if (d->size != s_->size)
+    Buffer* d = as<Buffer>(dst, Kind::buffer, "destination buffer");
+    if (!d) return AXL_ERROR_INVALID_HANDLE;
+    Buffer* sb = as<Buffer>(src, Kind::buffer, "source buffer");
+    if (!sb) return AXL_ERROR_INVALID_HANDLE;
+    if (d->size != sb->size)
       return fail(AXL_ERROR_INVALID_ARGUMENT,
                   "axl_queue_copy: destination is %llu bytes but source is %llu bytes; sizes must be equal",
-                  (unsigned long long)d->size, (unsigned long long)s_->size);
+                  (unsigned long long)d->size, (unsigned long long)sb->size);
     return axl_queue_copy_buffer(queue, dst, 0, src, 0, d->size);
   });
 }
@@ -521,8 +339,10 @@ AXL_API axl_status axl_queue_copy(axl_queue_t queue, axl_buffer_t dst, axl_buffe
 AXL_API axl_status axl_queue_fill(axl_queue_t queue, axl_buffer_t dst, uint64_t offset,
                                   uint64_t size_bytes, uint32_t pattern, uint32_t pattern_size) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
-    AXL_BUFFER(d, dst, "destination");
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
+    Buffer* d = as<Buffer>(dst, Kind::buffer, "destination buffer");
+    if (!d) return AXL_ERROR_INVALID_HANDLE;
     if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_fill: pattern_size %u; expected 1, 2 or 4", pattern_size);
     if (axl_status s = check_range(d, offset, size_bytes, "axl_queue_fill")) return s;
@@ -533,32 +353,19 @@ AXL_API axl_status axl_queue_fill(axl_queue_t queue, axl_buffer_t dst, uint64_t 
     if (pattern_size < 4 && (pattern >> (8 * pattern_size)) != 0)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_fill: pattern 0x%x does not fit in %u byte(s)",
                   pattern, pattern_size);
-    Device* Q = q->device;
-    if (d->device != Q && !(d->host && Q->props.is_host))
+    if (d->device != q->device && !(d->host && q->device->props.is_host))
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_fill: buffer is on %s but the queue on %s",
-                  dev_name(d->device).c_str(), dev_name(Q).c_str());
-    note_use(d, q);
-    stamp_begin(q);
-    axl_status s;
-    if (d->host && !Q->props.is_host) {
-      // Pinned host memory: an accelerator's fill needs a device address
-      // (the virtual backend has none for it); the host fills it in order.
-      auto* f = new HostFill{static_cast<char*>(d->host) + offset, size_bytes, pattern, pattern_size};
-      s = enqueue_host_fn(q, host_fill, f);
-      if (s) delete f;
-    } else {
-      s = q->submit([&] {
-        return AXL_CALL(Q->backend, queue_fill, q->pq, d->address + offset, size_bytes, pattern, pattern_size);
-      });
-    }
-    stamp_op(q, s, &d, 1, nullptr, 0);
-    return s;
+                  dev_name(d->device).c_str(), dev_name(q->device).c_str());
+    Submission op(q);
+    op.write(d);
+    return op.run([&](Submission& o) { return o.fill(d, offset, size_bytes, pattern, pattern_size); });
   });
 }
 
 AXL_API axl_status axl_queue_wait_queue(axl_queue_t queue, axl_queue_t other) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
     Queue* o = as<Queue>(other, Kind::queue, "other queue");
     if (!o) return AXL_ERROR_INVALID_HANDLE;
     return queue_wait_internal(q, o);
@@ -567,16 +374,18 @@ AXL_API axl_status axl_queue_wait_queue(axl_queue_t queue, axl_queue_t other) {
 
 AXL_API axl_status axl_queue_enqueue_host_func(axl_queue_t queue, axl_host_callback fn, void* user_data) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
     if (!fn) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_enqueue_host_func: fn is NULL");
     close_open_completion(q);  // fn may block the queue for as long as it likes
-    return q->submit([&] { return AXL_CALL(q->device->backend, queue_enqueue_host_fn, q->pq, fn, user_data); });
+    return Submission::enqueue_host_fn(q, fn, user_data);
   });
 }
 
 AXL_API axl_status axl_queue_native_handle(axl_queue_t queue, uint64_t* out) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_native_handle: out is NULL");
     *out = 0;
     if (!q->device->backend->table.queue_get_native_handle) return AXL_SUCCESS;
@@ -588,7 +397,8 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
                                     const uint32_t block[3], uint64_t shared_mem_bytes,
                                     const axl_launch_arg* args, uint32_t num_args) {
   return guard([&]() -> axl_status {
-    AXL_QUEUE(q, queue);
+    Queue* q = nullptr;
+    if (axl_status s = usable_queue(queue, &q)) return s;
     Kernel* k = as<Kernel>(kernel, Kind::kernel, "kernel");
     if (!k) return AXL_ERROR_INVALID_HANDLE;
     if (!grid || !block) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_launch: grid or block is NULL");
@@ -606,33 +416,33 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
     constexpr uint32_t kInline = 16;
     axl_kernel_arg pargs_inline[kInline];
     axl_devaddr addrs_inline[kInline];
-    Buffer* tracked_inline[kInline];
     std::unique_ptr<axl_kernel_arg[]> pargs_heap;
     std::unique_ptr<axl_devaddr[]> addrs_heap;
-    std::unique_ptr<Buffer*[]> tracked_heap;
     axl_kernel_arg* pargs = pargs_inline;
     axl_devaddr* addrs = addrs_inline;
-    Buffer** tracked = tracked_inline;
-    size_t num_tracked = 0;
     if (num_args > kInline) {
       pargs_heap.reset(new axl_kernel_arg[num_args]);
       addrs_heap.reset(new axl_devaddr[num_args]);
-      tracked_heap.reset(new Buffer*[num_args]);
       pargs = pargs_heap.get();
       addrs = addrs_heap.get();
-      tracked = tracked_heap.get();
     }
+    // Stamps join the queue's open completion: consecutive launches share
+    // one event, recorded only if a host wait needs it.
+    Submission op(q, Submission::Stamps::lazy);
     for (uint32_t i = 0; i < num_args; ++i) {
       const axl_launch_arg& a = args[i];
       if (a.kind == AXL_KERNEL_ARG_BUFFER) {
-        AXL_BUFFER(b, a.buffer, "kernel argument");
+        Buffer* b = as<Buffer>(a.buffer, Kind::buffer, "kernel argument buffer");
+        if (!b) return AXL_ERROR_INVALID_HANDLE;
         if (b->device != q->device && !(b->host && (q->device->props.is_host || b->pinned)))
           return fail(AXL_ERROR_INVALID_ARGUMENT, "kernel argument %u is a buffer on %s; the launch is on %s", i,
                       dev_name(b->device).c_str(), dev_name(q->device).c_str());
         addrs[i] = b->address;
         pargs[i] = {AXL_ARG_DEVADDR, sizeof(axl_devaddr), &addrs[i]};
-        note_use(b, q);
-        if (b->allocation()->tracked()) tracked[num_tracked++] = b;
+        // The ABI does not say which arguments a kernel writes: each counts
+        // as written, so the launch waits for other queues' writers of it
+        // and host reads and writes wait for the launch.
+        op.write(b);
       } else if (a.kind == AXL_KERNEL_ARG_SCALAR) {
         if (!a.value || a.size == 0 || a.size > 256)
           return fail(AXL_ERROR_INVALID_ARGUMENT,
@@ -648,13 +458,7 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
     memcpy(cfg.grid, grid, sizeof cfg.grid);
     memcpy(cfg.block, block, sizeof cfg.block);
     cfg.shared_mem_bytes = shared_mem_bytes;
-    axl_status s = q->submit([&] {
-      return AXL_CALL(q->device->backend, queue_launch, q->pq, k->pk, &cfg, pargs, num_args);
-    });
-    // The ABI does not say which arguments a kernel writes: each counts as
-    // written, which orders host reads and writes after the launch.
-    if (num_tracked) stamp_op(q, s, tracked, num_tracked, nullptr, 0, /*lazy=*/true);
-    return s;
+    return op.run([&](Submission& o) { return o.launch(k, cfg, pargs, num_args); });
   });
 }
 

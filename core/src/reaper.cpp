@@ -13,7 +13,7 @@
 #include <functional>
 #include <thread>
 
-#include "internal.hpp"
+#include "submit.hpp"
 
 namespace axl::core {
 namespace {
@@ -250,7 +250,7 @@ void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free,
       // queue instead, and the exit drain waits for the reaper only so long.
       axl_status s = exit_began() ? AXL_ERROR_INVALID_STATE
                                   : AXL_CALL(qb, event_create, q->device->pdev, 0, &ev);
-      if (!s) s = q->submit([&] { return AXL_CALL(qb, queue_record_event, q->pq, ev); });
+      if (!s) s = Submission::record_event(q, ev);
       if (!s) {
         p->events.emplace_back(qb, ev);
       } else {

@@ -1,0 +1,201 @@
+// The one submission path (core/src/submit.hpp), through axl.h and axl.hpp
+// on the cpu and the virtual backend: every kind of op waits for other
+// queues' pending writers of its tracked buffers (launches included), and an
+// op refused for a bad later argument leaves no trace of its earlier ones.
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "layout_test_util.hpp"
+
+using namespace axltest;
+using namespace layouttest;
+using namespace std::chrono_literals;
+
+namespace {
+
+// One virtual accelerator (label "gpu") beside the cpu. Set before the
+// first axl call: discovery reads it once.
+const bool kEnvReady = (clear_axl_env(), setenv("AXL_VIRTUAL_DEVICES", "1", 1), true);
+
+constexpr uint32_t kWords = 256;
+constexpr size_t kBytes = kWords * 4;
+
+std::vector<uint32_t> words_of(const std::vector<unsigned char>& bytes) {
+  std::vector<uint32_t> w(bytes.size() / 4);
+  memcpy(w.data(), bytes.data(), w.size() * 4);
+  return w;
+}
+
+// A tracked buffer whose next write, on `producer`, waits for a gate the
+// case opens (through a Watchdog) only after it enqueued its own op.
+struct PendingWrite {
+  axl::Device dev;
+  axl::Queue producer;
+  axl::Flag gate;
+  axl::Buffer buf;
+  std::vector<unsigned char> old_bytes = random_bytes(kBytes, 31), new_bytes = random_bytes(kBytes, 32);
+
+  explicit PendingWrite(const char* label)
+      : dev(axl::Device::get(label, 0)),
+        producer(dev.create_queue()),
+        gate(dev.create_flag()),
+        buf(dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED)) {
+    producer.copy_from_host(buf, old_bytes.data(), kBytes);
+    producer.synchronize();
+    producer.wait_flag(gate, 1);
+    producer.copy_from_host(buf, new_bytes.data(), kBytes);
+  }
+  // Everything done (both sides), then the buffer's bytes.
+  std::vector<unsigned char> settle(const axl::Queue& consumer) {
+    producer.synchronize();
+    consumer.synchronize();
+    return read_back(producer, buf);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a launch waits for its buffer argument's pending writer on another queue", "[submit][threads]") {
+  const std::string label = GENERATE(as<std::string>{}, "cpu", "gpu");
+  CAPTURE(label);
+  axl::Device dev = axl::Device::get(label.c_str(), 0);
+  axl::Queue a = dev.create_queue(), b = dev.create_queue();
+  axl::Buffer data = dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED);
+  a.fill(data, 0, 4);
+  a.synchronize();
+  // a writes 41 everywhere once the gate opens; b's increment, enqueued
+  // meanwhile, must see the 41s: 42, not 41 (the write after the kernel)
+  // or 1 (the kernel before the write).
+  const std::vector<uint32_t> forty_one(kWords, 41);
+  axl::Flag gate = dev.create_flag();
+  a.wait_flag(gate, 1);
+  a.copy_from_host(data, forty_one.data(), kBytes);
+  axl::Kernel inc = dev.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
+  b.launch(inc, {kWords / 64, 1, 1}, {64, 1, 1}, {axl::Arg::buffer(data), axl::Arg::scalar(kWords)});
+  Watchdog w(gate, 200ms);
+  b.synchronize();
+  w.check_waited();  // b could not finish before a's write ran
+  a.synchronize();
+  // Virtual kernels never run (plugins/virtual/src/kernel.cpp): there the
+  // order shows only in b's synchronize, above.
+  if (label == "cpu") {
+    const auto got = words_of(read_back(b, data));
+    CHECK(std::all_of(got.begin(), got.end(), [](uint32_t x) { return x == 42; }));
+  }
+}
+
+TEST_CASE("a launch refused for its last argument leaves no trace of the first", "[submit][threads]") {
+  // The virtual device counts its memory exactly, which shows whether a
+  // released buffer's free waits for a queue: it does only for queues that
+  // recorded a use of it.
+  axl::Device gpu = axl::Device::get("gpu", 0);
+  axl::Queue q = gpu.create_queue();
+  axl::Flag gate = gpu.create_flag();
+  q.wait_flag(gate, 1);  // anything q recorded stays pending until the gate opens
+  Watchdog w(gate, 5000ms);  // opens a gate a failing case left shut
+  const uint64_t free_before = gpu.memory_info().first;
+  constexpr uint64_t kBig = 1 << 20;
+  axl_buffer_t first = nullptr, dead = nullptr;
+  REQUIRE(axl_buffer_create(gpu.get(), kBig, AXL_BUFFER_FLAG_TRACKED, &first) == AXL_SUCCESS);
+  REQUIRE(axl_buffer_create(gpu.get(), 64, 0, &dead) == AXL_SUCCESS);
+  REQUIRE(axl_buffer_release(dead) == AXL_SUCCESS);
+  REQUIRE(gpu.memory_info().first <= free_before - kBig);
+
+  axl::Kernel inc = gpu.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
+  const uint32_t n = 4;
+  const axl_launch_arg args[3] = {
+      {AXL_KERNEL_ARG_BUFFER, 0, first, nullptr},
+      {AXL_KERNEL_ARG_SCALAR, sizeof n, nullptr, &n},
+      {AXL_KERNEL_ARG_BUFFER, 0, dead, nullptr},
+  };
+  const uint32_t grid[3] = {1, 1, 1}, block[3] = {4, 1, 1};
+  require_status(axl_queue_launch(q.get(), inc.get(), grid, block, 0, args, 3), AXL_ERROR_INVALID_HANDLE,
+                 {"kernel argument buffer"});
+
+  // No stamp: a host write of the first argument need not wait for gated q.
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(axl_buffer_host_wait(first, AXL_ACCESS_WRITE) == AXL_SUCCESS);
+  CHECK(ms_since(t0) < 1000);
+  // No recorded use: its memory comes back although q is still gated.
+  REQUIRE(axl_buffer_release(first) == AXL_SUCCESS);
+  const auto deadline = std::chrono::steady_clock::now() + 2s;
+  while (gpu.memory_info().first < free_before && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(2ms);
+  CHECK(gpu.memory_info().first >= free_before);
+  w.fire_now();
+  q.synchronize();
+}
+
+TEST_CASE("copies, fills, layout and batched copies wait for other queues' pending writers",
+          "[submit][threads]") {
+  const std::string label = GENERATE(as<std::string>{}, "cpu", "gpu");
+  CAPTURE(label);
+  PendingWrite pw(label.c_str());
+  axl::Queue consumer = pw.dev.create_queue();
+  axl::Buffer dst = pw.dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED);
+  const axl_layout whole = make_layout(1, {static_cast<int64_t>(kBytes)});
+
+  // Reads of the pending buffer must see the new bytes.
+  SECTION("copy_to_host") {
+    std::vector<unsigned char> out(kBytes, 0);
+    consumer.copy_to_host(out.data(), pw.buf, kBytes);
+    Watchdog w(pw.gate, 200ms);
+    pw.settle(consumer);
+    CHECK(out == pw.new_bytes);
+  }
+  SECTION("copy_buffer") {
+    consumer.copy(dst, pw.buf);
+    Watchdog w(pw.gate, 200ms);
+    pw.settle(consumer);
+    CHECK(read_back(consumer, dst) == pw.new_bytes);
+  }
+  SECTION("copy_layout, contiguous") {
+    REQUIRE(axl_queue_copy_layout(consumer.get(), dst.get(), &whole, pw.buf.get(), &whole) == AXL_SUCCESS);
+    Watchdog w(pw.gate, 200ms);
+    pw.settle(consumer);
+    CHECK(read_back(consumer, dst) == pw.new_bytes);
+  }
+  SECTION("copy_layout, a strided column") {
+    const axl_layout col = index_ok(make_layout(4, {64, 4}), {slice({}, {}), at(2)});
+    const axl_layout packed = make_layout(4, {64});
+    REQUIRE(axl_queue_copy_layout(consumer.get(), dst.get(), &packed, pw.buf.get(), &col) == AXL_SUCCESS);
+    Watchdog w(pw.gate, 200ms);
+    pw.settle(consumer);
+    const auto got = read_back(consumer, dst);
+    for (int i = 0; i < 64; ++i) CHECK(memcmp(got.data() + 4 * i, pw.new_bytes.data() + 16 * i + 8, 4) == 0);
+  }
+  SECTION("copy_batch (on the destination's default queue)") {
+    const axl_copy_desc c{dst.get(), 0, pw.buf.get(), 0, kBytes};
+    REQUIRE(axl_copy_batch(&c, 1) == AXL_SUCCESS);
+    Watchdog w(pw.gate, 200ms);
+    pw.settle(pw.dev.default_queue());
+    CHECK(read_back(consumer, dst) == pw.new_bytes);
+  }
+  SECTION("copy_batch of more pairs than a submission keeps inline") {
+    std::vector<axl::Buffer> dsts;
+    std::vector<axl_copy_desc> copies;
+    for (int i = 0; i < 20; ++i) {
+      dsts.push_back(pw.dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED));
+      copies.push_back({dsts.back().get(), 0, pw.buf.get(), 0, kBytes});
+    }
+    REQUIRE(axl_copy_batch(copies.data(), copies.size()) == AXL_SUCCESS);
+    Watchdog w(pw.gate, 200ms);
+    pw.settle(pw.dev.default_queue());
+    for (const axl::Buffer& d : dsts) CHECK(read_back(consumer, d) == pw.new_bytes);
+  }
+  // Writes of the pending buffer must land after the pending write.
+  SECTION("fill") {
+    consumer.fill(pw.buf, 0x5a5a5a5au, 4);
+    Watchdog w(pw.gate, 200ms);
+    const auto got = pw.settle(consumer);
+    CHECK(std::all_of(got.begin(), got.end(), [](unsigned char x) { return x == 0x5a; }));
+  }
+  SECTION("copy_from_host") {
+    const auto mine = random_bytes(kBytes, 33);
+    consumer.copy_from_host(pw.buf, mine.data(), kBytes);
+    Watchdog w(pw.gate, 200ms);
+    CHECK(pw.settle(consumer) == mine);
+  }
+}
