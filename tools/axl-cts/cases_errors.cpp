@@ -85,6 +85,29 @@ std::vector<std::string> fail_fields(const ChildResult& r) {
   return {fld.begin() + 1, fld.end()};
 }
 
+// Runs the fault child with rule `f` over `steps` and checks that f.call
+// failed first, with f.status, naming backend `b` in a message the plugin
+// reported.
+void check_fault(Ctx& c, const BackendUnderTest& b, const Fault& f, const std::vector<std::string>& steps) {
+  const std::string at = cat("AXL_VIRTUAL_FAIL=", f.rule);
+  const ChildResult r = run_fault(b, f.rule, steps);
+  if (const std::string bad = child_trouble(r); !bad.empty()) return c.check(false, cat(at, ": ", bad));
+  if (r.protocol.rfind("ok", 0) == 0) return c.check(false, cat(at, " made nothing fail"));
+  // call, status, backend, message
+  const std::vector<std::string> fld = fail_fields(r);
+  if (fld.empty()) return c.check(false, cat(at, ": unreadable answer from the child: ", r.protocol));
+  const axl_status got = static_cast<axl_status>(std::atoi(fld[1].c_str()));
+  c.check(fld[0] == f.call && got == f.status,
+          cat(at, ": ", fld[0], " failed first, with ", axl_status_name(got), "; expected ", f.call,
+              " to fail with ", axl_status_name(f.status)));
+  c.check(fld[2] == b.name, cat(at, ": the error names backend '", fld[2], "', expected '", b.name, "'"));
+  LastError seen;
+  seen.message = fld[3];
+  c.check(!seen.message.empty(), cat(at, ": ", fld[0], " failed with no message"));
+  c.check(seen.message.empty() || !is_generic(seen),
+          cat(at, ": the failure was not reported through host->report_error: '", seen.message, "'"));
+}
+
 FILE* g_fault_out = nullptr;
 
 void fault_emit(const std::string& line) {
@@ -284,11 +307,9 @@ TEST_CASE("cts.errors.fault_injection", "[errors]") {
     if (b.has_slot("queue_fill")) optional_steps.push_back("fill");
     if (b.has_slot("device_get_test_kernel") && b.has_slot("queue_launch"))
       optional_steps.push_back("launch");
-    auto run = [&](const std::string& rule) { return run_fault(b, rule, optional_steps); };
-
     // Without a fault the chain succeeds, or nothing below means anything.
-    ChildResult base = run("");
-    std::string bad = child_trouble(base);
+    const ChildResult base = run_fault(b, "", optional_steps);
+    const std::string bad = child_trouble(base);
     c.require(bad.empty(), cat("the chain without a fault: ", bad));
     c.require(base.protocol.rfind("ok", 0) == 0,
               cat("the chain fails without any fault injected: ", base.protocol));
@@ -298,34 +319,7 @@ TEST_CASE("cts.errors.fault_injection", "[errors]") {
       if (f.needs && std::find(optional_steps.begin(), optional_steps.end(), f.needs) == optional_steps.end())
         continue;
       ++ran;
-      const std::string at = cat("AXL_VIRTUAL_FAIL=", f.rule);
-      ChildResult r = run(f.rule);
-      bad = child_trouble(r);
-      if (!bad.empty()) {
-        c.check(false, cat(at, ": ", bad));
-        continue;
-      }
-      if (r.protocol.rfind("ok", 0) == 0) {
-        c.check(false, cat(at, " made nothing fail"));
-        continue;
-      }
-      // call, status, backend, message
-      const std::vector<std::string> fld = fail_fields(r);
-      if (fld.empty()) {
-        c.check(false, cat(at, ": unreadable answer from the child: ", r.protocol));
-        continue;
-      }
-      const axl_status got = static_cast<axl_status>(std::atoi(fld[1].c_str()));
-      c.check(fld[0] == f.call && got == f.status,
-              cat(at, ": ", fld[0], " failed with ", axl_status_name(got), "; expected ", f.call,
-                  " to fail with ", axl_status_name(f.status)));
-      c.check(fld[2] == b.name,
-              cat(at, ": the error names backend '", fld[2], "', expected '", b.name, "'"));
-      LastError seen;
-      seen.message = fld[3];
-      c.check(!seen.message.empty(), cat(at, ": ", fld[0], " failed with no message"));
-      c.check(seen.message.empty() || !is_generic(seen),
-              cat(at, ": the failure was not reported through host->report_error: '", seen.message, "'"));
+      check_fault(c, b, f, optional_steps);
     }
     c.note(cat(ran, " fault rule(s) driven, each in its own process"));
   });
@@ -345,34 +339,14 @@ TEST_CASE("cts.event.async_failure", "[errors][event]") {
       c.skip("no portable way to make enqueued work fail when it runs (host functions cannot fail, the "
              "test kernels do not fault); checked on the virtual backend with AXL_VIRTUAL_FAIL=...@async");
     std::vector<std::string> steps = {"event_first"};
-    struct Rule {
-      const char* rule;
-      const char* needs;
-    };
-    const Rule rules[] = {{"memcpy_htod:1=DEVICE_LOST@async", nullptr}, {"launch:1=DEVICE_LOST@async", "launch"}};
     if (b.has_slot("device_get_test_kernel") && b.has_slot("queue_launch")) steps.push_back("launch");
-    for (const Rule& rule : rules) {
-      if (rule.needs && std::find(steps.begin(), steps.end(), rule.needs) == steps.end()) continue;
-      const std::string at = cat("AXL_VIRTUAL_FAIL=", rule.rule);
-      const ChildResult r = run_fault(b, rule.rule, steps);
-      const std::string bad = child_trouble(r);
-      if (!bad.empty()) {
-        c.check(false, cat(at, ": ", bad));
-        continue;
-      }
-      const std::vector<std::string> fld = fail_fields(r);
-      if (fld.empty()) {
-        c.check(false, cat(at, ": the chain did not fail: ", r.protocol));
-        continue;
-      }
-      const axl_status got = static_cast<axl_status>(std::atoi(fld[1].c_str()));
-      c.check(fld[0] == "axl_event_synchronize" && got == AXL_ERROR_DEVICE_LOST,
-              cat(at, ": ", fld[0], " failed first, with ", axl_status_name(got),
-                  "; expected axl_event_synchronize of the event recorded after the failed operation to "
-                  "report AXL_ERROR_DEVICE_LOST"));
-      c.check(fld[2] == b.name && !fld[3].empty(),
-              cat(at, ": the failure names backend '", fld[2], "' with message '", fld[3], "'"));
-    }
+    // The event recorded after the failed operation is the first to hear of it.
+    const Fault faults[] = {
+        {"memcpy_htod:1=DEVICE_LOST@async", AXL_ERROR_DEVICE_LOST, "axl_event_synchronize", nullptr},
+        {"launch:1=DEVICE_LOST@async", AXL_ERROR_DEVICE_LOST, "axl_event_synchronize", "launch"},
+    };
+    for (const Fault& f : faults)
+      if (!f.needs || std::find(steps.begin(), steps.end(), f.needs) != steps.end()) check_fault(c, b, f, steps);
   });
 }
 

@@ -1,6 +1,7 @@
 // The backend's life: backend_set_option before init, backend_init, and
-// backend_shutdown, the slots the core itself never calls during a run (it
-// shuts no backend down: plugin.h, "never during process exit").
+// backend_shutdown, slots the core calls seldom or never during a run (it
+// shuts no backend down: plugin.h, "never during process exit"; it sets
+// options only on the virtual backend).
 //
 // The child (`axl-cts --lifecycle-child PATH`) dlopens the plugin and drives
 // the slots directly, as the negotiation probe does, in a process of its own
@@ -112,44 +113,61 @@ int run_lifecycle_child(const char* path) {
   return 0;
 }
 
+namespace {
+
+using Answer = std::map<std::string, std::vector<std::string>>;
+
+// Runs the child on the backend and returns its answer by record; ends the
+// run (fatal) when the child could not say anything.
+Answer run_lifecycle(Ctx& c) {
+  BackendUnderTest& b = c.backend();
+  if (!b.unusable_reason().empty()) c.skip(b.unusable_reason());
+  const ChildResult r = run_self({"--lifecycle-child", b.path}, {}, kLifecycleTimeoutS);
+  c.require(r.error.empty(), cat("the child did not start: ", r.error));
+  c.require(!r.timed_out, cat("backend_init or backend_shutdown did not return within ", kLifecycleTimeoutS, " s"));
+  c.require(!WIFSIGNALED(r.status), cat("the child died with ", signal_text(WTERMSIG(r.status)),
+                                        "; its answer so far: ", r.protocol));
+  Answer got;
+  std::istringstream lines(r.protocol);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    if (!f.empty()) got[f[0]] = std::vector<std::string>(f.begin() + 1, f.end());
+  }
+  if (auto e = got.find("error"); e != got.end())
+    c.fatal(cat("the child: ", e->second.empty() ? "" : e->second[0]));
+  c.require(got.count("done") && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0,
+            cat("the child exited with status ", r.status, " before it finished; output: ", r.output.substr(0, 2000)));
+  return got;
+}
+
+axl_status status_of(const std::vector<std::string>& f) {
+  return f.empty() ? AXL_ERROR_INTERNAL : static_cast<axl_status>(std::atoi(f[0].c_str()));
+}
+
+}  // namespace
+
+TEST_CASE("cts.backend.set_option", "[backend]") {
+  for_each_backend("cts.backend.set_option", [](Ctx& c) {
+    c.need_slot("backend_set_option");
+    Answer got = run_lifecycle(c);
+    const axl_status s = status_of(got["option"]);
+    c.check(s == AXL_ERROR_NOT_FOUND, cat("backend_set_option(\"", kUnknownOption, "\") before backend_init answered ",
+                                          axl_status_name(s), "; plugin.h: unknown keys answer AXL_ERROR_NOT_FOUND"));
+  });
+}
+
 TEST_CASE("cts.backend.lifecycle", "[backend]") {
   for_each_backend("cts.backend.lifecycle", [](Ctx& c) {
     BackendUnderTest& b = c.backend();
-    if (!b.unusable_reason().empty()) c.skip(b.unusable_reason());
-    ChildResult r = run_self({"--lifecycle-child", b.path}, {}, kLifecycleTimeoutS);
-    c.require(r.error.empty(), cat("the child did not start: ", r.error));
-    c.require(!r.timed_out, cat("backend_init or backend_shutdown did not return within ", kLifecycleTimeoutS, " s"));
-    c.require(!WIFSIGNALED(r.status), cat("the child died with ", signal_text(WTERMSIG(r.status)),
-                                          "; its answer so far: ", r.protocol));
-    std::map<std::string, std::vector<std::string>> got;
-    std::istringstream lines(r.protocol);
-    for (std::string line; std::getline(lines, line);) {
-      std::vector<std::string> f;
-      std::istringstream fields(line);
-      for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
-      if (!f.empty()) got[f[0]] = std::vector<std::string>(f.begin() + 1, f.end());
-    }
-    if (auto e = got.find("error"); e != got.end())
-      c.fatal(cat("the child: ", e->second.empty() ? "" : e->second[0]));
-    c.require(got.count("done") && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0,
-              cat("the child exited with status ", r.status, " before it finished; output: ", r.output.substr(0, 2000)));
-    auto status = [](const std::vector<std::string>& f) {
-      return f.empty() ? AXL_ERROR_INTERNAL : static_cast<axl_status>(std::atoi(f[0].c_str()));
-    };
-
-    if (got.count("option"))
-      c.check(status(got["option"]) == AXL_ERROR_NOT_FOUND,
-              cat("backend_set_option(\"", kUnknownOption, "\") answered ", axl_status_name(status(got["option"])),
-                  "; plugin.h: unknown keys answer AXL_ERROR_NOT_FOUND"));
-    else
-      c.note("backend_set_option is NULL");
-
-    const axl_status init = status(got["init"]);
+    Answer got = run_lifecycle(c);
+    const axl_status init = status_of(got["init"]);
     if (init == AXL_ERROR_BACKEND_UNAVAILABLE)
       c.skip(cat("backend_init in a fresh process answered BACKEND_UNAVAILABLE: ",
                  got["init"].size() > 1 ? got["init"][1] : ""));
     c.require(init == AXL_SUCCESS, cat("backend_init in a fresh process answered ", axl_status_name(init)));
-    const axl_status shut = status(got["shutdown"]);
+    const axl_status shut = status_of(got["shutdown"]);
     c.check(shut == AXL_SUCCESS, cat("backend_shutdown answered ", axl_status_name(shut),
                                      got["shutdown"].size() > 1 ? ": " + got["shutdown"][1] : std::string()));
     if (got["threads"].size() == 2) {

@@ -37,7 +37,7 @@ inline constexpr SlotCases kSlotCases[] = {
     {"backend_shutdown", {"cts.backend.lifecycle"}},
     {"backend_device_count", {"cts.device.properties"}},
     {"backend_set_tracing", {"cts.trace.every_op_once", "cts.trace.hash_stable"}},
-    {"backend_set_option", {"cts.backend.lifecycle"}},
+    {"backend_set_option", {"cts.backend.set_option"}},
     {"device_get", {"cts.device.properties"}},
     {"device_get_properties", {"cts.device.properties"}},
     {"device_get_memory_info", {"cts.device.properties"}},
