@@ -3,9 +3,11 @@
 #   include/axl/                axl.h, axl.hpp (core), plugin.h, status.h, enums.h, cpu_kernel.h
 #   lib/libaxl.so*              the core
 #   lib/axl/plugins/            libaxl_plugin_<name>.so (installed by axl_add_plugin)
-#   lib/cmake/axl/              axlConfig.cmake, axlConfigVersion.cmake, axlTargets*.cmake
+#   lib/cmake/axl/              axlConfig.cmake, axlConfigVersion.cmake, axlTargets*.cmake,
+#                               AxlPlugin.cmake (axl_add_plugin) and axl_plugin.map
+#   lib/axl-cts/                libaxl_cts_kernels.so, the CTS's module for cpu devices
 #   lib/pkgconfig/axl.pc        pkg-config, with a `plugindir` variable
-#   bin/axl-info
+#   bin/axl-info, bin/axl-cts
 #
 # Everything is relative to the prefix: the CMake package through
 # configure_package_config_file, axl.pc through ${pcfiledir}, and the core
@@ -44,9 +46,13 @@ write_basic_package_version_file(
   ${CMAKE_BINARY_DIR}/cmake/axlConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
   COMPATIBILITY SameMajorVersion)
+# axl_add_plugin for backend authors, with the version script it links by
+# (axlConfig.cmake includes it; cmake/AxlPlugin.cmake finds the map beside it).
 install(FILES
           ${CMAKE_BINARY_DIR}/cmake/axlConfig.cmake
           ${CMAKE_BINARY_DIR}/cmake/axlConfigVersion.cmake
+          ${CMAKE_CURRENT_LIST_DIR}/AxlPlugin.cmake
+          ${PROJECT_SOURCE_DIR}/plugin-api/axl_plugin.map
         DESTINATION ${AXL_INSTALL_CMAKEDIR})
 
 # pkg-config: ${pcfiledir} keeps the file valid wherever the prefix moves.

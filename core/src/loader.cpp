@@ -516,6 +516,24 @@ AXL_API const char* axl_plugin_state_name(int32_t state) {
   }
 }
 
+AXL_API axl_status axl_plugin_name_from_path(const char* path, char* name, size_t capacity) {
+  return guard([&]() -> axl_status {
+    if (!path || !name)
+      return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_plugin_name_from_path: path or name is NULL");
+    // The discovery rule itself, so a tool never disagrees with the loader.
+    const std::string n = name_from_file(path);
+    if (n.empty())
+      return fail(AXL_ERROR_NOT_FOUND, "axl_plugin_name_from_path: '%s' is not named libaxl_plugin_<name>.so",
+                  path);
+    if (capacity < n.size() + 1)
+      return fail(AXL_ERROR_OUT_OF_RANGE,
+                  "axl_plugin_name_from_path: the name '%s' needs %zu bytes, the buffer has %zu", n.c_str(),
+                  n.size() + 1, capacity);
+    memcpy(name, n.c_str(), n.size() + 1);
+    return AXL_SUCCESS;
+  });
+}
+
 AXL_API axl_status axl_discovery_log(char* buf, size_t capacity, size_t* out_size) {
   return guard([&]() -> axl_status {
     if (!out_size) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_discovery_log: out_size is NULL");

@@ -439,3 +439,29 @@ TEST_CASE("device ids stay right when an earlier backend's recount corrects its 
   }
   CHECK(got == 2);
 }
+
+TEST_CASE("axl_plugin_name_from_path is discovery's file-name rule", "[loader]") {
+  char name[16];
+  REQUIRE(axl_plugin_name_from_path("/opt/x/libaxl_plugin_acme_2.so", name, sizeof name) == AXL_SUCCESS);
+  CHECK(std::string(name) == "acme_2");
+  // Only the last component counts; a relative name works.
+  REQUIRE(axl_plugin_name_from_path("libaxl_plugin_cpu.so", name, sizeof name) == AXL_SUCCESS);
+  CHECK(std::string(name) == "cpu");
+  // Not the rule: no name, and the buffer is left as it was.
+  std::memcpy(name, "keep", 5);
+  for (const char* bad : {"/opt/libaxl_plugin_.so", "/opt/libaxl_plugin_cpu.so.1", "/lib/libcpu.so",
+                          "/libaxl_plugin_cpu.so/", "libaxl_plugin_cpu"}) {
+    INFO(bad);
+    require_status(axl_plugin_name_from_path(bad, name, sizeof name), AXL_ERROR_NOT_FOUND,
+                   {"libaxl_plugin_<name>.so"});
+    CHECK(std::string(name) == "keep");
+  }
+  // Exactly the name plus its NUL fits; one byte less does not.
+  require_status(axl_plugin_name_from_path("libaxl_plugin_abcdefghijklmnop.so", name, sizeof name),
+                 AXL_ERROR_OUT_OF_RANGE, {"needs 17 bytes", "has 16"});
+  REQUIRE(axl_plugin_name_from_path("libaxl_plugin_abcdefghijklmno.so", name, sizeof name) == AXL_SUCCESS);
+  CHECK(std::string(name) == "abcdefghijklmno");
+  require_status(axl_plugin_name_from_path(nullptr, name, sizeof name), AXL_ERROR_INVALID_ARGUMENT, {"NULL"});
+  require_status(axl_plugin_name_from_path("libaxl_plugin_cpu.so", nullptr, 0), AXL_ERROR_INVALID_ARGUMENT,
+                 {"NULL"});
+}

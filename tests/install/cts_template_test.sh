@@ -7,7 +7,10 @@
 # target, info.name, api), build it with CMake against the installed axl
 # only, and run the installed axl-cts on it with --plugin. The stub cannot
 # run anywhere, so the report must say "unavailable" with the stub's reason,
-# skip every device case, fail nothing, and parse as JSON.
+# skip every device case, fail nothing, and parse as JSON. Beside the plugin
+# it builds a C kernel module (tools/axl-cts/kernels) through the installed
+# package, which must provide axl_add_plugin, and certifies the module with
+# the installed axl-cts on the cpu backend (--module cpu=FILE).
 #
 # Environment: CMAKE_COMMAND (default cmake), CXX (default c++).
 # Exit status: 0 passed, 1 failed, 77 skipped (no cmake or no C++ compiler).
@@ -67,6 +70,12 @@ grep -q 'kName = "acme"' "$src/acme.cpp" && grep -q 'kApi = "acme"' "$src/acme.c
   fail "acme.cpp: the kName/kApi lines the guide names were not found; update the guide and this test"
 if grep -q metal_stub "$src/CMakeLists.txt"; then fail "CMakeLists.txt still names metal_stub"; fi
 
+step "add a C kernel module beside the plugin (tools/axl-cts/kernels, as the guide shows)"
+cp -r "$source_dir/tools/axl-cts/kernels" "$src/kernels"
+sed -i 's/^if(COMMAND axl_add_plugin)$/add_subdirectory(kernels)\n&/' "$src/CMakeLists.txt"
+grep -q '^add_subdirectory(kernels)$' "$src/CMakeLists.txt" ||
+  fail "CMakeLists.txt: no 'if(COMMAND axl_add_plugin)' line to add the kernels before; update the guide and this test"
+
 step "build acme against the installed axl"
 "$cmake_bin" -S "$src" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx_bin" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1 ||
@@ -77,6 +86,12 @@ case "$found" in "$prefix"/*) ;; *) fail "find_package(axl) found '$found', not 
   { cat "$tmp/build.log" >&2; fail "building acme failed"; }
 plugin="$tmp/build/libaxl_plugin_acme.so"
 [ -f "$plugin" ] || fail "the build made no libaxl_plugin_acme.so"
+# The stub writes its own version script only when the package has no
+# axl_add_plugin; the installed package must export the helper.
+[ ! -e "$tmp/build/axl_plugin.map" ] ||
+  fail "the installed package did not provide axl_add_plugin (the stub fell back to its own rules)"
+module="$tmp/build/kernels/libaxl_cts_kernels.so"
+[ -f "$module" ] || fail "the build made no kernels/libaxl_cts_kernels.so beside the plugin"
 if command -v nm >/dev/null; then
   exports=$(nm -D --defined-only "$plugin" | awk '{print $NF}' | grep -v -e '^AXL_PLUGIN_1$' \
             -e '^_init$' -e '^_fini$' -e '^__bss_start$' -e '^_edata$' -e '^_end$' | sort -u)
@@ -94,6 +109,18 @@ cat "$tmp/cts.log"
 [ $rc -lt 128 ] || fail "axl-cts died with signal $((rc - 128))"
 [ $rc -eq 0 ] || fail "axl-cts exited $rc (a case failed)"
 [ -f "$report" ] || fail "axl-cts wrote no report"
+
+step "installed axl-cts --backend cpu --module cpu=<the module built beside acme>"
+module_report="$tmp/module.json"
+set +e
+"$cts" --backend cpu --module "cpu=$module" --report "$module_report" "cts.module.*" >"$tmp/cts-module.log" 2>&1
+rc=$?
+set -e
+cat "$tmp/cts-module.log"
+[ $rc -eq 0 ] || fail "axl-cts on the module built beside acme exited $rc"
+for c in cts.module.load/0 cts.module.get_kernel/0 cts.module.unload_while_queued/0; do
+  grep -q "\"$c\"" "$module_report" || fail "$c did not pass with the module built beside acme"
+done
 
 step "the report"
 if command -v python3 >/dev/null; then

@@ -53,8 +53,11 @@ for f in include/axl/axl.h include/axl/axl.hpp include/axl/plugin.h include/axl/
          include/axl/cpu_kernel.h; do
   [ -f "$prefix/$f" ] || fail "$f is not installed"
 done
+# AxlPlugin.cmake and its version script: axl_add_plugin for backend
+# authors (cts_template builds a plugin with it); axl-cts's cpu module.
 for f in axl/plugins/libaxl_plugin_cpu.so cmake/axl/axlConfig.cmake \
-         cmake/axl/axlConfigVersion.cmake cmake/axl/axlTargets.cmake pkgconfig/axl.pc; do
+         cmake/axl/axlConfigVersion.cmake cmake/axl/axlTargets.cmake pkgconfig/axl.pc \
+         cmake/axl/AxlPlugin.cmake cmake/axl/axl_plugin.map axl-cts/libaxl_cts_kernels.so; do
   [ -f "$libdir/$f" ] || fail "${libdir#"$prefix"/}/$f is not installed"
 done
 if grep -rl "$tmp/staged" "$libdir/cmake" "$libdir/pkgconfig" >/dev/null 2>&1; then

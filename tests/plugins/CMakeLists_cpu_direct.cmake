@@ -91,3 +91,18 @@ add_test(NAME metal_stub_slots_append
   COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target axl_metal_stub_slots_appended)
 set_tests_properties(metal_stub_slots_append PROPERTIES TIMEOUT 300 LABELS "plugins"
   PASS_REGULAR_EXPRESSION "does not fill slot fake_appended_slot")
+
+# slot_append_needs_cts_case: the same append without its CTS case must not
+# build (tools/axl-cts/slot_cases.hpp asserts a case for every slot), so a
+# slot can never reach a release uncertified. Built only by this test.
+add_library(axl_slot_append_uncovered OBJECT EXCLUDE_FROM_ALL ${CMAKE_CURRENT_LIST_DIR}/slot_append_test.cpp)
+target_link_libraries(axl_slot_append_uncovered PRIVATE axl::plugin_api)
+target_include_directories(axl_slot_append_uncovered PRIVATE
+  ${PROJECT_SOURCE_DIR}/core/src ${PROJECT_SOURCE_DIR}/tools/axl-cts
+  ${PROJECT_SOURCE_DIR}/plugins/common/include)
+target_compile_features(axl_slot_append_uncovered PRIVATE cxx_std_20)
+target_compile_definitions(axl_slot_append_uncovered PRIVATE AXL_SLOT_APPEND_TEST AXL_SLOT_APPEND_NO_CTS_CASE)
+add_test(NAME slot_append_needs_cts_case
+  COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target axl_slot_append_uncovered)
+set_tests_properties(slot_append_needs_cts_case PROPERTIES TIMEOUT 120 LABELS "plugins"
+  PASS_REGULAR_EXPRESSION "plugin.h slot 'fake_appended_slot' has no CTS case")

@@ -1,6 +1,10 @@
 # ctest: slot_append (tests/plugins/slot_append_test.cpp). Runs the dump of
 # the slot list as built (BASE) and with one slot appended (APPENDED), and
-# requires every consumer of the list to have grown by exactly that slot.
+# requires every consumer of the list to have grown by exactly that slot:
+# the table, the loader, the CTS probe, the CTS slot-to-case table (the
+# append's own CTS case) and plugins/common. An append touches plugin.h's
+# list, the backend that implements it, a CTS case named in
+# tools/axl-cts/slot_cases.hpp, and docs/abi.md.
 #   cmake -DBASE=<exe> -DAPPENDED=<exe> -P slot_append_check.cmake
 foreach(which BASE APPENDED)
   execute_process(COMMAND ${${which}} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -31,6 +35,7 @@ expect(table_size 8)
 expect(slot_count 1)
 expect(loader_slots 1)
 expect(cts_slots 1)
+expect(cts_cases 1)
 expect(common_struct_size 8)
 expect(common_filled_count 1)
 # Appended slots are optional and leave the 1.0 floor where it is.
@@ -44,7 +49,8 @@ set(new_lines ${lines_APPENDED})
 list(REMOVE_ITEM new_lines ${lines_BASE})
 set(want_lines
   "slot fake_appended_slot ${BASE_table_size} required=0 minor=[0-9]+"
-  "common_filled fake_appended_slot")
+  "common_filled fake_appended_slot"
+  "cts_case fake_appended_slot cts.fake.appended_slot")
 foreach(pattern IN LISTS want_lines)
   set(found FALSE)
   foreach(line IN LISTS new_lines)
@@ -59,13 +65,13 @@ foreach(pattern IN LISTS want_lines)
   endif()
 endforeach()
 foreach(line IN LISTS new_lines)
-  if(NOT line MATCHES "^(table_size|slot_count|loader_slots|cts_slots|common_struct_size|common_filled_count) ")
+  if(NOT line MATCHES "^(table_size|slot_count|loader_slots|cts_slots|cts_cases|common_struct_size|common_filled_count) ")
     string(APPEND errors "  unexpected new line: ${line}\n")
   endif()
 endforeach()
 foreach(line IN LISTS lines_BASE)
   list(FIND lines_APPENDED "${line}" at)
-  if(at EQUAL -1 AND NOT line MATCHES "^(table_size|slot_count|loader_slots|cts_slots|common_struct_size|common_filled_count) ")
+  if(at EQUAL -1 AND NOT line MATCHES "^(table_size|slot_count|loader_slots|cts_slots|cts_cases|common_struct_size|common_filled_count) ")
     string(APPEND errors "  line gone with a slot appended: ${line}\n")
   endif()
 endforeach()
@@ -74,4 +80,4 @@ if(errors)
   message(FATAL_ERROR "appending a slot did not reach every consumer of the list:\n${errors}")
 endif()
 message(STATUS "slot_append: table ${BASE_table_size} -> ${APPENDED_table_size} bytes, "
-               "${BASE_slot_count} -> ${APPENDED_slot_count} slots in the table, the loader, the CTS and plugins/common")
+               "${BASE_slot_count} -> ${APPENDED_slot_count} slots in the table, the loader, the CTS (probe and cases) and plugins/common")

@@ -4,13 +4,20 @@
 // appends one slot through plugin.h's AXL_PLUGIN_SLOTS_EXTRA hook and gives
 // the backend below a body for it. Each build prints what the table, the
 // loader's required check (core/src/slot_table.hpp), the CTS probe
-// (tools/axl-cts/slot_list.hpp) and plugins/common's table fill (slots.hpp)
-// know; slot_append_check.cmake requires the second to have exactly one slot
+// (tools/axl-cts/slot_list.hpp), the CTS's slot-to-case table
+// (tools/axl-cts/slot_cases.hpp, which also needs the new slot's case) and
+// plugins/common's table fill (slots.hpp) know; slot_append_check.cmake requires the second to have exactly one slot
 // more everywhere, the appended one, and nothing else changed. A consumer
 // that went back to a hand-written list would not grow and fail there.
 #ifdef AXL_SLOT_APPEND_TEST
 #define AXL_PLUGIN_SLOTS_EXTRA(X) \
   X(fake_appended_slot, OPTIONAL, AXL_PLUGIN_ABI_MINOR, axl_status, (axl_pdevice device, uint64_t* out_value))
+// The CTS case a real append writes, named in slot_cases.hpp's table. The
+// slot_append_needs_cts_case test compiles this file without it
+// (AXL_SLOT_APPEND_NO_CTS_CASE) and requires the build to fail.
+#ifndef AXL_SLOT_APPEND_NO_CTS_CASE
+#define CTS_SLOT_CASES_EXTRA {"fake_appended_slot", {"cts.fake.appended_slot"}},
+#endif
 #endif
 
 #include <array>
@@ -21,6 +28,7 @@
 
 #include "axl/common/slots.hpp"
 #include "axl/plugin.h"
+#include "slot_cases.hpp"  // tools/axl-cts
 #include "slot_list.hpp"   // tools/axl-cts
 #include "slot_table.hpp"  // core/src
 
@@ -75,6 +83,16 @@ int main() {
   for (const auto& s : cts::kSlots) cts_required += s.required;
   std::printf("cts_slots %zu\ncts_required %zu\ncts_table_size_1_0 %zu\n", std::size(cts::kSlots),
               cts_required, cts::kTableSize10);
+
+  // The CTS's cases, one line per slot that has them.
+  size_t cts_cases = 0;
+  for (const auto& r : cts::kSlotCases)
+    if (!r.cases[0].empty()) {
+      std::printf("cts_case %.*s %.*s\n", int(r.slot.size()), r.slot.data(), int(r.cases[0].size()),
+                  r.cases[0].data());
+      ++cts_cases;
+    }
+  std::printf("cts_cases %zu\n", cts_cases);
 
   // The common table: its struct_size, and which slots it filled.
   std::printf("common_struct_size %zu\n", fake::kTable.struct_size);

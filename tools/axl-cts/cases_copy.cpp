@@ -25,14 +25,36 @@ void expect_model(Ctx& c, const axl::Queue& q, const axl::Buffer& b,
 }
 
 // A device other than the one under test: another of its backend first (peer
-// copies), else one of another backend (copies through host memory). Any
-// device the process opened counts, tested or not.
+// copies), else one of another backend under test (copies through host
+// memory). Only backends under test count: a loaded backend that --backend
+// left out is not certified by this run, so its devices are not used.
 const DeviceUnderTest* other_device(Ctx& c) {
   for (const DeviceUnderTest& d : c.backend().devices)
     if (d.device != c.dev()) return &d;
   for (const BackendUnderTest& b : backends())
     if (b.name != c.backend().name && !b.devices.empty()) return &b.devices[0];
   return nullptr;
+}
+
+// Why there is no other device, naming the loaded backends left out.
+std::string no_other_device(Ctx& c) {
+  std::string left_out;
+  uint32_t files = 0;
+  axl_plugin_count(&files);
+  for (uint32_t i = 0; i < files; ++i) {
+    axl_plugin_record r{};
+    r.struct_size = sizeof r;
+    if (axl_plugin_get_record(i, &r) != AXL_SUCCESS || r.state != AXL_PLUGIN_STATE_LOADED || !r.name) continue;
+    bool tested = false;
+    for (const BackendUnderTest& b : backends()) tested = tested || b.name == r.name;
+    if (!tested) left_out += cat(left_out.empty() ? "" : ", ", r.name);
+  }
+  std::string why = cat("needs a second device under test: another device of '", c.backend().name,
+                        "' or a device of another backend named in --backend");
+  if (!left_out.empty())
+    why += cat(" (loaded but not under test: ", left_out, "; e.g. --backend ", c.backend().name, ",",
+               left_out.substr(0, left_out.find(',')), ")");
+  return why;
 }
 
 }  // namespace
@@ -97,7 +119,7 @@ TEST_CASE("cts.copy.across_devices", "[copy]") {
   for_each_device("cts.copy.across_devices", [](Ctx& c) {
     const DeviceUnderTest* other = other_device(c);
     if (!other)
-      c.skip("no second device in this process (of this backend or another) to copy to and from");
+      c.skip(no_other_device(c));
     const axl::Device& dev = c.dev();
     const axl::Device& odev = other->device;
     c.note(cat("the other device is ", other->info.backend, "/", other->backend_index));

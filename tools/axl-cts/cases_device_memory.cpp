@@ -150,4 +150,33 @@ TEST_CASE("cts.memory.pinned", "[memory]") {
   });
 }
 
+TEST_CASE("cts.device.peer_access", "[device]") {
+  for_each_device("cts.device.peer_access", [](Ctx& c) {
+    c.need_slot("device_can_access_peer");
+    const axl::Device& dev = c.dev();
+    uint8_t self = 1;
+    c.ok(axl_device_can_access(dev.get(), dev.get(), &self), "axl_device_can_access(d, d)");
+    c.check(self == 0, "a device reports peer access to itself (plugin.h: device == peer answers 0)");
+    int peers = 0;
+    for (const DeviceUnderTest& other : c.backend().devices) {
+      if (other.device == dev) continue;
+      ++peers;
+      const std::string pair = cat(c.info().backend, "/", c.dut().backend_index, " -> ", other.info.backend, "/",
+                                   other.backend_index);
+      uint8_t can = 0, back = 0;
+      c.ok(axl_device_can_access(dev.get(), other.device.get(), &can), cat("axl_device_can_access ", pair));
+      c.ok(axl_device_can_access(other.device.get(), dev.get(), &back), cat("axl_device_can_access of ", pair, " reversed"));
+      c.check(can <= 1 && back <= 1, cat(pair, ": can_access answered ", int(can), " and ", int(back), ", not 0 or 1"));
+      c.note(cat(pair, ": peer access ", can ? "possible" : "not possible"));
+      if (!can || !c.backend().has_slot("device_enable_peer_access")) continue;
+      // Idempotent (plugin.h): enabling twice is not an error.
+      c.ok(axl_device_enable_peer_access(dev.get(), other.device.get()), cat("enabling peer access ", pair));
+      c.ok(axl_device_enable_peer_access(dev.get(), other.device.get()), cat("enabling peer access ", pair, " again"));
+    }
+    if (peers == 0)
+      c.skip_part(cat("only access to itself checked: peer access needs a second device of backend '",
+                      c.backend().name, "' (", c.backend().devices.size(), " opened)"));
+  });
+}
+
 }  // namespace cts

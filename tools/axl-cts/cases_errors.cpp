@@ -52,6 +52,62 @@ const Fault kFaults[] = {
 };
 constexpr int kFaultTimeoutS = 60;
 
+// Why a fault child's answer cannot be used, or "" if it can.
+std::string child_trouble(const ChildResult& r) {
+  if (!r.error.empty()) return r.error;
+  if (r.timed_out) return cat("the child did not finish within ", kFaultTimeoutS, " s");
+  if (WIFSIGNALED(r.status)) return cat("the child died with ", signal_text(WTERMSIG(r.status)));
+  // A sanitizer report ends the child with a non-zero status.
+  if (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0)
+    return cat("the child exited with status ", WEXITSTATUS(r.status), "; its output: ", r.output.substr(0, 2000));
+  if (r.protocol.empty()) return cat("the child exited without an answer; its output: ", r.output);
+  return "";
+}
+
+// Runs the fault child on the virtual backend `b` with one AXL_VIRTUAL_FAIL rule.
+ChildResult run_fault(const BackendUnderTest& b, const std::string& rule, std::vector<std::string> steps) {
+  const char* devices = std::getenv("AXL_VIRTUAL_DEVICES");
+  steps.insert(steps.begin(), "--fault-child");
+  return run_self(steps,
+                  {{"AXL_PLUGINS", b.path},
+                   {"AXL_VIRTUAL_FAIL", rule},
+                   {"AXL_VIRTUAL_DEVICES", devices && *devices ? devices : "1"}},
+                  kFaultTimeoutS);
+}
+
+// The fields of a "fail" answer: call, status, backend, message; empty if
+// the answer is not one.
+std::vector<std::string> fail_fields(const ChildResult& r) {
+  std::vector<std::string> fld;
+  std::istringstream in(r.protocol.substr(0, r.protocol.find('\n')));
+  for (std::string x; std::getline(in, x, '\t');) fld.push_back(x);
+  if (fld.size() < 5 || fld[0] != "fail") return {};
+  return {fld.begin() + 1, fld.end()};
+}
+
+// Runs the fault child with rule `f` over `steps` and checks that f.call
+// failed first, with f.status, naming backend `b` in a message the plugin
+// reported.
+void check_fault(Ctx& c, const BackendUnderTest& b, const Fault& f, const std::vector<std::string>& steps) {
+  const std::string at = cat("AXL_VIRTUAL_FAIL=", f.rule);
+  const ChildResult r = run_fault(b, f.rule, steps);
+  if (const std::string bad = child_trouble(r); !bad.empty()) return c.check(false, cat(at, ": ", bad));
+  if (r.protocol.rfind("ok", 0) == 0) return c.check(false, cat(at, " made nothing fail"));
+  // call, status, backend, message
+  const std::vector<std::string> fld = fail_fields(r);
+  if (fld.empty()) return c.check(false, cat(at, ": unreadable answer from the child: ", r.protocol));
+  const axl_status got = static_cast<axl_status>(std::atoi(fld[1].c_str()));
+  c.check(fld[0] == f.call && got == f.status,
+          cat(at, ": ", fld[0], " failed first, with ", axl_status_name(got), "; expected ", f.call,
+              " to fail with ", axl_status_name(f.status)));
+  c.check(fld[2] == b.name, cat(at, ": the error names backend '", fld[2], "', expected '", b.name, "'"));
+  LastError seen;
+  seen.message = fld[3];
+  c.check(!seen.message.empty(), cat(at, ": ", fld[0], " failed with no message"));
+  c.check(seen.message.empty() || !is_generic(seen),
+          cat(at, ": the failure was not reported through host->report_error: '", seen.message, "'"));
+}
+
 FILE* g_fault_out = nullptr;
 
 void fault_emit(const std::string& line) {
@@ -65,17 +121,19 @@ void fault_emit(const std::string& line) {
 
 }  // namespace
 
-// Child: `axl-cts --fault-child [fill] [launch]` runs one chain of calls and
-// reports the first that failed ("fail <call> <status> <backend> <message>")
-// or that all succeeded ("ok"). The optional steps run only where the
-// backend has the slots.
+// Child: `axl-cts --fault-child [fill] [launch] [event_first]` runs one chain
+// of calls and reports the first that failed ("fail <call> <status> <backend>
+// <message>") or that all succeeded ("ok"). The optional steps run only where
+// the backend has the slots; event_first synchronizes the chain's last event
+// before its queue.
 int run_fault_child(int argc, char** argv) {
   g_fault_out = fdopen(kChildProtocolFd, "w");
   if (!g_fault_out) g_fault_out = stdout;
-  bool with_fill = false, with_launch = false;
+  bool with_fill = false, with_launch = false, event_first = false;
   for (int i = 2; i < argc; ++i) {
     with_fill = with_fill || std::strcmp(argv[i], "fill") == 0;
     with_launch = with_launch || std::strcmp(argv[i], "launch") == 0;
+    event_first = event_first || std::strcmp(argv[i], "event_first") == 0;
   }
   struct Step {
     const char* what;
@@ -119,8 +177,11 @@ int run_fault_child(int argc, char** argv) {
   }
   steps.push_back({"axl_event_create", [&] { return axl_event_create(d, 0, &e); }});
   steps.push_back({"axl_queue_record_event", [&] { return axl_queue_record_event(q, e); }});
-  steps.push_back({"axl_queue_synchronize", [&] { return axl_queue_synchronize(q); }});
-  steps.push_back({"axl_event_synchronize", [&] { return axl_event_synchronize(e); }});
+  const Step queue_sync{"axl_queue_synchronize", [&] { return axl_queue_synchronize(q); }};
+  const Step event_sync{"axl_event_synchronize", [&] { return axl_event_synchronize(e); }};
+  // event_first: the event is the first to hear of an earlier failure.
+  steps.push_back(event_first ? event_sync : queue_sync);
+  steps.push_back(event_first ? queue_sync : event_sync);
   std::string answer = "ok";
   for (const Step& s : steps) {
     const axl_status st = s.call();
@@ -242,35 +303,13 @@ TEST_CASE("cts.errors.fault_injection", "[errors]") {
     // A backend that cannot run says why first, as in every other case.
     if (!b.unusable_reason().empty()) c.skip(b.unusable_reason());
     if (!b.is_virtual()) c.skip(elsewhere);
-    const char* devices = std::getenv("AXL_VIRTUAL_DEVICES");
     std::vector<std::string> optional_steps;
     if (b.has_slot("queue_fill")) optional_steps.push_back("fill");
     if (b.has_slot("device_get_test_kernel") && b.has_slot("queue_launch"))
       optional_steps.push_back("launch");
-    auto run = [&](const std::string& rule) {
-      std::vector<std::string> args = {"--fault-child"};
-      args.insert(args.end(), optional_steps.begin(), optional_steps.end());
-      return run_self(args,
-                      {{"AXL_PLUGINS", b.path},
-                       {"AXL_VIRTUAL_FAIL", rule},
-                       {"AXL_VIRTUAL_DEVICES", devices && *devices ? devices : "1"}},
-                      kFaultTimeoutS);
-    };
-    auto died = [](const ChildResult& r) -> std::string {
-      if (!r.error.empty()) return r.error;
-      if (r.timed_out) return cat("the child did not finish within ", kFaultTimeoutS, " s");
-      if (WIFSIGNALED(r.status)) return cat("the child died with ", signal_text(WTERMSIG(r.status)));
-      // A sanitizer report ends the child with a non-zero status.
-      if (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0)
-        return cat("the child exited with status ", WEXITSTATUS(r.status), "; its output: ",
-                   r.output.substr(0, 2000));
-      if (r.protocol.empty()) return cat("the child exited without an answer; its output: ", r.output);
-      return "";
-    };
-
     // Without a fault the chain succeeds, or nothing below means anything.
-    ChildResult base = run("");
-    std::string bad = died(base);
+    const ChildResult base = run_fault(b, "", optional_steps);
+    const std::string bad = child_trouble(base);
     c.require(bad.empty(), cat("the chain without a fault: ", bad));
     c.require(base.protocol.rfind("ok", 0) == 0,
               cat("the chain fails without any fault injected: ", base.protocol));
@@ -280,38 +319,34 @@ TEST_CASE("cts.errors.fault_injection", "[errors]") {
       if (f.needs && std::find(optional_steps.begin(), optional_steps.end(), f.needs) == optional_steps.end())
         continue;
       ++ran;
-      const std::string at = cat("AXL_VIRTUAL_FAIL=", f.rule);
-      ChildResult r = run(f.rule);
-      bad = died(r);
-      if (!bad.empty()) {
-        c.check(false, cat(at, ": ", bad));
-        continue;
-      }
-      if (r.protocol.rfind("ok", 0) == 0) {
-        c.check(false, cat(at, " made nothing fail"));
-        continue;
-      }
-      // fail <call> <status> <backend> <message>
-      std::vector<std::string> fld;
-      std::istringstream in(r.protocol.substr(0, r.protocol.find('\n')));
-      for (std::string x; std::getline(in, x, '\t');) fld.push_back(x);
-      if (fld.size() < 5 || fld[0] != "fail") {
-        c.check(false, cat(at, ": unreadable answer from the child: ", r.protocol));
-        continue;
-      }
-      const axl_status got = static_cast<axl_status>(std::atoi(fld[2].c_str()));
-      c.check(fld[1] == f.call && got == f.status,
-              cat(at, ": ", fld[1], " failed with ", axl_status_name(got), "; expected ", f.call,
-                  " to fail with ", axl_status_name(f.status)));
-      c.check(fld[3] == b.name,
-              cat(at, ": the error names backend '", fld[3], "', expected '", b.name, "'"));
-      LastError seen;
-      seen.message = fld.size() > 4 ? fld[4] : "";
-      c.check(!seen.message.empty(), cat(at, ": ", fld[1], " failed with no message"));
-      c.check(seen.message.empty() || !is_generic(seen),
-              cat(at, ": the failure was not reported through host->report_error: '", seen.message, "'"));
+      check_fault(c, b, f, optional_steps);
     }
     c.note(cat(ran, " fault rule(s) driven, each in its own process"));
+  });
+}
+
+TEST_CASE("cts.event.async_failure", "[errors][event]") {
+  // An operation that was enqueued successfully and failed when it ran must
+  // be reported by event_synchronize of an event recorded after it, even when
+  // nothing synchronized the queue first (plugin.h: event_synchronize).
+  // Making enqueued work fail later needs the backend's help: host functions
+  // cannot fail and the test kernels do not fault, so this is checked where
+  // fault injection exists, the virtual backend's @async rules.
+  for_each_backend("cts.event.async_failure", [](Ctx& c) {
+    BackendUnderTest& b = c.backend();
+    if (!b.unusable_reason().empty()) c.skip(b.unusable_reason());
+    if (!b.is_virtual())
+      c.skip("no portable way to make enqueued work fail when it runs (host functions cannot fail, the "
+             "test kernels do not fault); checked on the virtual backend with AXL_VIRTUAL_FAIL=...@async");
+    std::vector<std::string> steps = {"event_first"};
+    if (b.has_slot("device_get_test_kernel") && b.has_slot("queue_launch")) steps.push_back("launch");
+    // The event recorded after the failed operation is the first to hear of it.
+    const Fault faults[] = {
+        {"memcpy_htod:1=DEVICE_LOST@async", AXL_ERROR_DEVICE_LOST, "axl_event_synchronize", nullptr},
+        {"launch:1=DEVICE_LOST@async", AXL_ERROR_DEVICE_LOST, "axl_event_synchronize", "launch"},
+    };
+    for (const Fault& f : faults)
+      if (!f.needs || std::find(steps.begin(), steps.end(), f.needs) != steps.end()) check_fault(c, b, f, steps);
   });
 }
 

@@ -1,9 +1,7 @@
 // Queues, events, completion flags and host callbacks: ordering guarantees.
 //
-// Ordering can only be observed when work is held back. The cases hold a
-// queue with a host callback that waits on a host-side gate, or, on backends
-// without callbacks, with a completion flag the host raises. Gates always
-// open after a timeout, so a broken backend fails a check instead of hanging.
+// Ordering can only be observed when work is held back: the cases hold a
+// queue with hold.hpp's Hold.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -14,57 +12,18 @@
 #include <thread>
 
 #include "cts.hpp"
+#include "hold.hpp"
 
 namespace cts {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Held by a host callback until opened (or 10 s passed).
-struct Gate {
-  std::atomic<bool> open{false};
-  std::atomic<bool> entered{false};
-  static void wait(void* p) {
-    auto* g = static_cast<Gate*>(p);
-    g->entered.store(true);
-    const auto until = Clock::now() + std::chrono::seconds(10);
-    while (!g->open.load() && Clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-};
-
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 struct Sleep {
   int ms;
   static void run(void* p) { sleep_ms(static_cast<Sleep*>(p)->ms); }
-};
-
-// Holds `q` until release(); false when the backend has no way to.
-class Hold {
- public:
-  Hold(Ctx& c, const axl::Queue& q) {
-    if (c.backend().has_slot("queue_enqueue_host_fn")) {
-      q.enqueue_host_func(Gate::wait, &gate_);
-      held_ = true;
-    } else if (c.backend().has_slot("flag_create") && c.backend().has_slot("queue_wait_flag") &&
-               c.backend().has_slot("flag_get_host_address")) {
-      flag_ = c.dev().create_flag();
-      q.wait_flag(flag_, 1);
-      held_ = true;
-    }
-  }
-  ~Hold() { release(); }
-  bool held() const { return held_; }
-  void release() {
-    gate_.open.store(true);
-    if (flag_) flag_.signal(1);
-  }
-
- private:
-  Gate gate_;
-  axl::Flag flag_;
-  bool held_ = false;
 };
 
 std::vector<uint8_t> u32_bytes(size_t n, uint32_t v) {
@@ -400,6 +359,32 @@ TEST_CASE("cts.callback.order", "[callback]") {
     c.check(log.seen == want, "callbacks ran out of enqueue order");
     c.check(seen.equal.load() == 1,
             "a callback enqueued after a dtoh did not see the dtoh's bytes (it ran too early)");
+  });
+}
+
+TEST_CASE("cts.queue.native_handle", "[queue]") {
+  for_each_device("cts.queue.native_handle", [](Ctx& c) {
+    c.need_slot("queue_get_native_handle");
+    const axl::Device& dev = c.dev();
+    axl::Queue q1 = dev.create_queue(), q2 = dev.create_queue();
+    uint64_t h1 = 0, again = 0, h2 = 0;
+    c.ok(axl_queue_native_handle(q1.get(), &h1), "axl_queue_native_handle");
+    c.ok(axl_queue_native_handle(q1.get(), &again), "axl_queue_native_handle, asked again");
+    c.ok(axl_queue_native_handle(q2.get(), &h2), "axl_queue_native_handle of a second queue");
+    // plugin.h: the driver's queue (CUstream, hipStream_t, ...) or 0 if none.
+    c.check(h1 == again, cat("one queue gave two native handles, 0x", std::hex, h1, " then 0x", again));
+    if (h1 == 0 && h2 == 0) {
+      c.note("the native handle is 0: the backend has no driver queue to hand out");
+      return;
+    }
+    c.check(h1 != h2, cat("two queues share the native handle 0x", std::hex, h1));
+    // The handle stays the queue's while it has work.
+    axl::Buffer buf = dev.allocate(64);
+    const auto data = random_bytes(64, 1);
+    q1.copy_from_host(buf, data.data(), 64);
+    q1.synchronize();
+    c.ok(axl_queue_native_handle(q1.get(), &again), "axl_queue_native_handle after work");
+    c.check(h1 == again, "the native handle changed after the queue ran work");
   });
 }
 

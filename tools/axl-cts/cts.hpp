@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -69,7 +70,8 @@ struct ProbeResult {
 
 // Runs the probe child on `path` (see probe.cpp) and parses its answer.
 ProbeResult probe_plugin(const std::string& path);
-// The child side: `axl-cts --probe-negotiate PATH`. Never touches libaxl.
+// The child side: `axl-cts --probe-negotiate PATH`. Never initialises libaxl
+// (it asks it only for the file-name rule, a pure function).
 int run_probe_child(const char* path);
 
 // ---------------------------------------------------------------------------
@@ -94,6 +96,8 @@ ChildResult run_self(const std::vector<std::string>& args,
 std::string signal_text(int sig);
 // The child side of cts.errors.fault_injection: `axl-cts --fault-child SLOT`.
 int run_fault_child(int argc, char** argv);
+// The child side of cts.backend.lifecycle: `axl-cts --lifecycle-child PATH`.
+int run_lifecycle_child(const char* path);
 
 // ---------------------------------------------------------------------------
 // Backends and devices under test.
@@ -127,6 +131,10 @@ struct Options {
   bool quiet = false;
   double case_timeout_s = 300;
   std::string self_exe;  // for child processes (probe, fault injection)
+  // Modules for the module cases (cases_module.cpp), by backend name, from
+  // --module NAME=FILE; cpu_module is the CTS's own build for api "cpu".
+  std::map<std::string, std::string> modules;
+  std::string cpu_module;
 };
 
 Options& options();
@@ -225,5 +233,9 @@ struct LastError {
   int64_t native_code = 0;
 };
 LastError last_error();
+
+// The backend name discovery reads from a plugin file's name
+// (axl_plugin_name_from_path), or "" if the name does not follow its rule.
+std::string plugin_file_name(const std::string& path);
 
 }  // namespace cts

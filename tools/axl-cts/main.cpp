@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cts.hpp"
+#include "slot_cases.hpp"
 
 namespace {
 
@@ -39,11 +40,15 @@ void usage(FILE* f) {
       "                           axl call, so nothing else loads)\n"
       "  --backend NAME[,NAME]    test only these backends (others still load); repeatable\n"
       "  --report FILE            write the certification report (JSON) to FILE\n"
+      "  --module NAME=FILE       the module the module cases load on backend NAME; it has the\n"
+      "                           kernel axl_cts_increment_u32 (data, n): data[i] += 1 for i < n\n"
+      "                           (built in for api cpu and virtual backends); repeatable\n"
       "  --run-known-failures     also run cases known_failures.hpp lists as failing; an\n"
       "                           unexpected pass then counts as a failure\n"
       "  --case-timeout SECONDS   a case running longer is a failure and stops the run\n"
       "                           (default 300; 0 disables)\n"
       "  --quiet                  print only results that are not a pass\n"
+      "  --list-slots             print which cases exercise each plugin.h slot, then exit\n"
       "  -h, --help               this text, then Catch2's options\n"
       "\n"
       "Examples:\n"
@@ -75,13 +80,30 @@ std::string self_exe() {
   return buf;
 }
 
-std::string file_backend_name(const std::string& path) {
-  std::string base = path.substr(path.find_last_of('/') + 1);
-  const std::string pre = "libaxl_plugin_", suf = ".so";
-  if (base.size() > pre.size() + suf.size() && base.compare(0, pre.size(), pre) == 0 &&
-      base.compare(base.size() - suf.size(), suf.size(), suf) == 0)
-    return base.substr(pre.size(), base.size() - pre.size() - suf.size());
-  return base;
+// slot_cases.hpp names cases by string; a renamed or missing case would
+// leave its slot uncertified without anyone noticing, so every run checks.
+bool slot_cases_exist() {
+  std::set<std::string> registered;
+  for (const Catch::TestCase& t : Catch::getRegistryHub().getTestCaseRegistry().getAllTests())
+    registered.insert(t.name);
+  bool ok = true;
+  for (const cts::SlotCases& r : cts::kSlotCases)
+    for (std::string_view c : r.cases)
+      if (!c.empty() && !registered.count(std::string(c))) {
+        std::fprintf(stderr, "axl-cts: slot_cases.hpp names case '%.*s' for slot %.*s; no such case\n",
+                     int(c.size()), c.data(), int(r.slot.size()), r.slot.data());
+        ok = false;
+      }
+  return ok;
+}
+
+void list_slots() {
+  for (const cts::SlotCases& r : cts::kSlotCases) {
+    std::printf("%-26.*s", int(r.slot.size()), r.slot.data());
+    for (std::string_view c : r.cases)
+      if (!c.empty()) std::printf(" %.*s", int(c.size()), c.data());
+    std::printf("\n");
+  }
 }
 
 struct Record {
@@ -103,7 +125,10 @@ std::vector<Record> read_records() {
     // fails to initialise later.
     Record c;
     c.path = r.path ? r.path : "";
-    c.name = r.name && *r.name ? r.name : file_backend_name(c.path);
+    if (r.name && *r.name)
+      c.name = r.name;
+    else if (c.name = cts::plugin_file_name(c.path); c.name.empty())
+      c.name = c.path.substr(c.path.find_last_of('/') + 1);  // not a plugin's name: the file
     c.api = r.api ? r.api : "";
     c.version = r.version ? r.version : "";
     c.reason = r.reason ? r.reason : "";
@@ -159,6 +184,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--probe-negotiate") == 0)
     return cts::run_probe_child(argc >= 3 ? argv[2] : "");
   if (argc >= 2 && std::strcmp(argv[1], "--fault-child") == 0) return cts::run_fault_child(argc, argv);
+  if (argc == 3 && std::strcmp(argv[1], "--lifecycle-child") == 0) return cts::run_lifecycle_child(argv[2]);
 
   std::string plugin, report;
   std::set<std::string> wanted;
@@ -193,6 +219,20 @@ int main(int argc, char** argv) {
     } else if ((r = value("--backend", v)) != 0) {
       if (r < 0) return 2;
       for (auto& n : split_commas(v)) wanted.insert(n);
+    } else if ((r = value("--module", v)) != 0) {
+      if (r < 0) return 2;
+      const size_t eq = v.find('=');
+      if (eq == 0 || eq == std::string::npos || eq + 1 == v.size()) {
+        std::fprintf(stderr, "axl-cts: --module expects NAME=FILE, got '%s'\n", v.c_str());
+        return 2;
+      }
+      char real[PATH_MAX];
+      const std::string file = v.substr(eq + 1);
+      if (!realpath(file.c_str(), real)) {
+        std::fprintf(stderr, "axl-cts: --module %s: %s\n", v.c_str(), std::strerror(errno));
+        return 2;
+      }
+      cts::options().modules[v.substr(0, eq)] = real;
     } else if ((r = value("--case-timeout", v)) != 0) {
       if (r < 0) return 2;
       char* end = nullptr;
@@ -206,12 +246,17 @@ int main(int argc, char** argv) {
       cts::options().run_known_failures = true;
     } else if (a == "--quiet") {
       cts::options().quiet = true;
+    } else if (a == "--list-slots") {
+      if (!slot_cases_exist()) return 2;
+      list_slots();
+      return 0;
     } else {
       if (a == "-h" || a == "--help" || a == "-?") help = true;
       catch_args.push_back(a);
     }
   }
   if (help) usage(stdout);
+  if (!slot_cases_exist()) return 2;
 
   Catch::Session session;
   {
@@ -228,6 +273,14 @@ int main(int argc, char** argv) {
   if (cts::options().self_exe.empty()) {
     std::fprintf(stderr, "axl-cts: cannot find its own executable (/proc/self/exe)\n");
     return 2;
+  }
+  {
+    // Beside this executable as the build installs it; absent is no error
+    // (the module cases then skip on cpu, saying so).
+    const std::string& exe = cts::options().self_exe;
+    const std::string module = exe.substr(0, exe.find_last_of('/') + 1) + AXL_CTS_CPU_MODULE;
+    char real[PATH_MAX];
+    if (realpath(module.c_str(), real)) cts::options().cpu_module = real;
   }
   if (!plugin.empty()) {
     char real[PATH_MAX];

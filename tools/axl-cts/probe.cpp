@@ -77,15 +77,6 @@ int count_dir(const char* dir) {
 // Records what a plugin does with the services it was given.
 using FakeHost = axl_test::FakeHost;
 
-std::string file_backend_name(const std::string& path) {
-  std::string base = path.substr(path.find_last_of('/') + 1);
-  const std::string pre = "libaxl_plugin_", suf = ".so";
-  if (base.size() <= pre.size() + suf.size() || base.compare(0, pre.size(), pre) != 0 ||
-      base.compare(base.size() - suf.size(), suf.size(), suf) != 0)
-    return "";
-  return base.substr(pre.size(), base.size() - pre.size() - suf.size());
-}
-
 bool valid_name(const char* n) {
   if (!n || !*n || std::strlen(n) > 64) return false;
   for (const char* p = n; *p; ++p)
@@ -225,7 +216,7 @@ void probe(const std::string& path) {
   emit("info\tversion\t" + clean(info->version));
   emit(cat("info\tflags\t", info->flags));
   emit(cat("info\tminor\t", a.plugin_abi_minor));
-  const std::string file_name = file_backend_name(path);
+  const std::string file_name = plugin_file_name(path);
   if (!valid_name(info->name))
     fail("cts.negotiate.table_shape",
          cat("info.name '", clean(info->name), "' is not [a-z0-9_]+ (at most 64 characters)"));

@@ -227,6 +227,16 @@ AXL_API const char* axl_plugin_state_name(int32_t state);
  * Errors: AXL_ERROR_INVALID_ARGUMENT only for a NULL out_size. */
 AXL_API axl_status axl_discovery_log(char* buf, size_t capacity,
                                      size_t* out_size);
+/* The backend name that discovery reads from a plugin file's name: the
+ * <name> of ".../libaxl_plugin_<name>.so" (only the last path component
+ * counts; the file need not exist), copied NUL-terminated into `name`. The
+ * loader's own rule, for tools that must agree with it (axl-cts).
+ * AXL_ERROR_INVALID_ARGUMENT if path or name is NULL; AXL_ERROR_NOT_FOUND if
+ * the file name does not follow the rule (no name is written);
+ * AXL_ERROR_OUT_OF_RANGE if `capacity` is less than the name's length plus
+ * one (the message says how many bytes it needs). Never runs discovery. */
+AXL_API axl_status axl_plugin_name_from_path(const char* path, char* name,
+                                             size_t capacity);
 
 /* ======================================================================== */
 /* Devices                                                                  */

@@ -21,6 +21,14 @@
  *    backend_shutdown, never in static destructors.
  *  - Plugins log through host->log, never to stdout/stderr.
  *
+ * Whose duty each rule is: the core checks every argument an application
+ * passes through axl.h before it calls a slot (handles, ranges, sizes and
+ * alignments, e.g. a fill's size being a multiple of its pattern), so a slot
+ * may rely on what its comment below says the core guarantees. The plugin
+ * reports what only it can know: failures of its driver, and failures of
+ * work that ran after its enqueue returned (queue_synchronize,
+ * event_synchronize); the core passes those statuses on unchanged.
+ *
  * Memory addresses: device memory is named by a 64-bit device address
  * (axl_devaddr). On backends whose device memory is host memory (cpu) it is
  * the host pointer cast to an integer; elsewhere it is opaque to the core and
@@ -101,7 +109,10 @@ typedef struct axl_host_services {
   /* Records the detail of the error the calling slot is about to return, in
    * the calling thread's last-error storage. native_code/native_name are the
    * vendor's (e.g. 34, "CUDA_ERROR_STUB_LIBRARY"); native_name may be NULL.
-   * Call it on the thread that will return the status. */
+   * A backend without a driver (cpu, virtual) passes 0 and NULL, or, for a
+   * failed operating-system call, errno and its name (2, "ENOENT"); the core
+   * then shows native code 0 and an empty native name. Call it on the thread
+   * that will return the status. */
   void (*report_error)(void* ctx, axl_status status, int64_t native_code,
                        const char* native_name, const char* message);
   /* Reports one enqueued operation to the launch trace. Call only while
@@ -139,7 +150,12 @@ typedef struct axl_device_properties {
   uint64_t total_memory_bytes;          /* device memory, bytes */
   uint64_t max_single_alloc_bytes;      /* largest one allocation, bytes */
   uint8_t is_host;                      /* 1 for the host CPU */
-  uint8_t is_host_unified;              /* 1 if device and host share memory */
+  uint8_t is_host_unified;              /* 1 if device and host share memory
+                                           (an integrated GPU). Reported only:
+                                           axl_device_info, axl-info and the
+                                           Python Device show it; nothing in
+                                           the core or the binding acts on it
+                                           (their host paths follow is_host) */
   uint8_t is_compatible;                /* 1 if axl supports the device */
   uint8_t reserved[5];                  /* zero */
 } axl_device_properties;
@@ -180,7 +196,8 @@ enum {
 
 typedef struct axl_module_desc {
   size_t struct_size;  /* sizeof(axl_module_desc) */
-  const void* data;    /* the module's bytes; may be NULL when path is set */
+  const void* data;    /* the module's bytes, read during module_load only;
+                          may be NULL when path is set */
   size_t size;         /* bytes at data */
   const char* path;    /* file to load instead of data, or NULL */
   int32_t format;      /* AXL_MODULE_FORMAT_* */
@@ -333,7 +350,10 @@ typedef void (*axl_host_fn)(void* user_data);
     (axl_pqueue queue, axl_pdevice dst_device, axl_devaddr dst, axl_pdevice src_device,            \
      axl_devaddr src, uint64_t bytes))                                                             \
   /* Enqueue: repeat the low `pattern_size` (1, 2 or 4) bytes of `pattern`                         \
-   * over `bytes` bytes at dst; bytes is a multiple of pattern_size. */                            \
+   * over `bytes` bytes at dst. The core has checked that pattern_size is                          \
+   * 1, 2 or 4, that bytes and the offset into the application's buffer                            \
+   * are multiples of it, that the pattern fits in it and that the range                           \
+   * lies inside the buffer. */                                                                    \
   X(queue_fill, OPTIONAL, 0, axl_status,                                                           \
     (axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_t pattern, uint32_t pattern_size))  \
   /* Enqueue: the event completes when all earlier work has run. */                                \
@@ -363,7 +383,10 @@ typedef void (*axl_host_fn)(void* user_data);
    * it is still pending (as cuEventDestroy): the plugin keeps what that                           \
    * pending work needs alive and frees it when the work is done. */                               \
   X(event_destroy, REQUIRED, 0, axl_status, (axl_pevent event))                                    \
-  /* Blocks until the last record of the event has completed. */                                   \
+  /* Blocks until the last record of the event has completed. If work                              \
+   * enqueued on that queue before the record failed when it ran, returns                          \
+   * its error (the status queue_synchronize would return), with a                                 \
+   * report_error: the plugin's duty, the core only passes it on. */                               \
   X(event_synchronize, REQUIRED, 0, axl_status, (axl_pevent event))                                \
   /* AXL_SUCCESS if complete, AXL_ERROR_NOT_READY if not. */                                       \
   X(event_query, REQUIRED, 0, axl_status, (axl_pevent event))                                      \
@@ -384,7 +407,10 @@ typedef void (*axl_host_fn)(void* user_data);
   X(flag_get_host_address, OPTIONAL, 0, axl_status, (axl_pflag flag, uint64_t** out))              \
                                                                                                    \
   /* -- module and kernel ------------------------------------------------- */                     \
-  /* Loads a module from desc's bytes or file. */                                                  \
+  /* Loads a module from desc's bytes or file. AXL_ERROR_NOT_FOUND when                            \
+   * the file does not exist; AXL_ERROR_INVALID_ARGUMENT, without a crash,                         \
+   * for bytes or a file that are not a module the backend loads                                   \
+   * (truncated ones included). */                                                                 \
   X(module_load, OPTIONAL, 0, axl_status,                                                          \
     (axl_pdevice device, const axl_module_desc* desc, axl_pmodule* out_module))                    \
   /* May be called while launches of its kernels are pending; the plugin                           \
@@ -423,7 +449,7 @@ typedef struct axl_plugin_table {
   AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_MEMBER_)
 } axl_plugin_table;
 
-/* Number of slots in the list (43 in 1.1). */
+/* Number of slots in the list (43 since 1.1; 1.2 appended fields, no slot). */
 #define AXL_PLUGIN_SLOT_ONE_(name, req, minor, ret, params) +1
 #define AXL_PLUGIN_SLOT_COUNT (0 AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_ONE_))
 /* Slots added in this header's minor or before: all of them, unless a slot
