@@ -11,17 +11,8 @@
 
 namespace axl::core {
 
-struct SlotInfo {
-  const char* name;
-  size_t offset;
-  bool required;
-  int minor;  // the ABI minor that appended it
-};
-
-#define AXL_CORE_SLOT_INFO_(name, req, minor, ret, params) \
-  SlotInfo{#name, offsetof(axl_plugin_table, name), AXL_PLUGIN_SLOT_IS_REQUIRED(req) != 0, minor},
-inline constexpr SlotInfo kSlots[] = {AXL_PLUGIN_SLOTS(AXL_CORE_SLOT_INFO_)};
-#undef AXL_CORE_SLOT_INFO_
+using SlotInfo = axl_plugin_slot_info;
+inline constexpr SlotInfo kSlots[] = {AXL_PLUGIN_SLOT_INFOS};
 
 static_assert(std::size(kSlots) == AXL_PLUGIN_SLOT_COUNT);
 

@@ -11,17 +11,8 @@
 
 namespace cts {
 
-struct SlotDef {
-  const char* name;
-  size_t offset;
-  bool required;
-  int minor;  // the ABI minor that appended it
-};
-
-#define CTS_SLOT_DEF_(name, req, minor, ret, params) \
-  SlotDef{#name, offsetof(axl_plugin_table, name), AXL_PLUGIN_SLOT_IS_REQUIRED(req) != 0, minor},
-inline constexpr SlotDef kSlots[] = {AXL_PLUGIN_SLOTS(CTS_SLOT_DEF_)};
-#undef CTS_SLOT_DEF_
+using SlotDef = axl_plugin_slot_info;
+inline constexpr SlotDef kSlots[] = {AXL_PLUGIN_SLOT_INFOS};
 
 // The table size of ABI 1.0 (its slots are the list's minor-0 prefix), the
 // smallest a 1.x plugin declares.

@@ -449,6 +449,20 @@ typedef struct axl_plugin_table {
   AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_MEMBER_)
 } axl_plugin_table;
 
+/* The slot list as data, for a host or a tool that walks it (the core's
+ * loader checks the REQUIRED ones, axl-cts probes each):
+ *   static const axl_plugin_slot_info slots[] = {AXL_PLUGIN_SLOT_INFOS};
+ * A helper of this header, never passed across the ABI. */
+typedef struct axl_plugin_slot_info {
+  const char* name; /* the slot's field name in axl_plugin_table */
+  size_t offset;    /* offsetof(axl_plugin_table, <name>) */
+  int32_t required; /* 1: the core refuses a plugin that leaves it NULL */
+  int32_t minor;    /* the ABI minor that appended it */
+} axl_plugin_slot_info;
+#define AXL_PLUGIN_SLOT_INFO_(name, req, minor, ret, params) \
+  {#name, offsetof(axl_plugin_table, name), AXL_PLUGIN_SLOT_IS_REQUIRED(req), minor},
+#define AXL_PLUGIN_SLOT_INFOS AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_INFO_)
+
 /* Number of slots in the list (43 since 1.1; 1.2 appended fields, no slot). */
 #define AXL_PLUGIN_SLOT_ONE_(name, req, minor, ret, params) +1
 #define AXL_PLUGIN_SLOT_COUNT (0 AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_ONE_))
