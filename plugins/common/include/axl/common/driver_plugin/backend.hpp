@@ -49,8 +49,8 @@ axl_status DriverPlugin<D>::backend_shutdown() noexcept {
         if (d->pools) (void)a.pool_destroy(d->pool);
       }
       D::release(a, d->dev);
-      // The Device stays allocated: a late handle must not dangle.
-      d.release();
+      // The Device stays allocated (State::retired says why).
+      b.retired.push_back(std::move(d));
     }
     b.devices.clear();
     return AXL_SUCCESS;
