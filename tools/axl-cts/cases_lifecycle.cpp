@@ -140,7 +140,7 @@ TEST_CASE("cts.backend.set_option", "[backend]") {
     Answer got = run_lifecycle(c);
     const axl_status s = status_of(got["option"]);
     c.check(s == AXL_ERROR_NOT_FOUND, cat("backend_set_option(\"", kUnknownOption, "\") before backend_init answered ",
-                                          axl_status_name(s), "; plugin.h: unknown keys answer AXL_ERROR_NOT_FOUND"));
+                                          axl::status_name(s), "; plugin.h: unknown keys answer AXL_ERROR_NOT_FOUND"));
   });
 }
 
@@ -152,9 +152,9 @@ TEST_CASE("cts.backend.lifecycle", "[backend]") {
     if (init == AXL_ERROR_BACKEND_UNAVAILABLE)
       c.skip(cat("backend_init in a fresh process answered BACKEND_UNAVAILABLE: ",
                  got["init"].size() > 1 ? got["init"][1] : ""));
-    c.require(init == AXL_SUCCESS, cat("backend_init in a fresh process answered ", axl_status_name(init)));
+    c.require(init == AXL_SUCCESS, cat("backend_init in a fresh process answered ", axl::status_name(init)));
     const axl_status shut = status_of(got["shutdown"]);
-    c.check(shut == AXL_SUCCESS, cat("backend_shutdown answered ", axl_status_name(shut),
+    c.check(shut == AXL_SUCCESS, cat("backend_shutdown answered ", axl::status_name(shut),
                                      got["shutdown"].size() > 1 ? ": " + got["shutdown"][1] : std::string()));
     if (got["threads"].size() == 2) {
       const int before = std::atoi(got["threads"][0].c_str()), after = std::atoi(got["threads"][1].c_str());
