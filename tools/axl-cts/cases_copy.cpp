@@ -1,6 +1,9 @@
 // Copies in every direction and fills, with real data, odd sizes and odd
 // offsets. Every check compares a whole buffer against a host-side model, so
 // bytes written outside the requested range are caught too.
+//
+// Work goes through axl.hpp; the raw axl_queue_fill calls stay raw on
+// purpose: they check the exact status of bad arguments through the C ABI.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -39,12 +42,8 @@ const DeviceUnderTest* other_device(Ctx& c) {
 // Why there is no other device, naming the loaded backends left out.
 std::string no_other_device(Ctx& c) {
   std::string left_out;
-  uint32_t files = 0;
-  axl_plugin_count(&files);
-  for (uint32_t i = 0; i < files; ++i) {
-    axl_plugin_record r{};
-    r.struct_size = sizeof r;
-    if (axl_plugin_get_record(i, &r) != AXL_SUCCESS || r.state != AXL_PLUGIN_STATE_LOADED || !r.name) continue;
+  for (const axl::PluginRecord& r : axl::plugin_records()) {
+    if (!r.loaded() || r.name.empty()) continue;
     bool tested = false;
     for (const BackendUnderTest& b : backends()) tested = tested || b.name == r.name;
     if (!tested) left_out += cat(left_out.empty() ? "" : ", ", r.name);

@@ -1,4 +1,9 @@
 // Devices, their properties, and device memory.
+//
+// The raw axl_* calls stay raw on purpose: they test the C ABI itself (out
+// of range and unknown labels, a too-small struct_size, a zero or too large
+// allocation, handles compared with axl_device_equal, peer access asked
+// twice) and check its exact statuses; everything else goes through axl.hpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -31,8 +36,8 @@ TEST_CASE("cts.device.properties", "[device]") {
                   i.total_memory_bytes));
     if (!i.is_compatible) c.note("is_compatible is 0: axl does not fully support this device");
     if (c.dut().backend_index == 0)
-      c.check(b.record_devices == b.devices.size(),
-              cat("discovery counted ", b.record_devices, " device(s) but ", b.devices.size(),
+      c.check(b.record.device_count == b.devices.size(),
+              cat("discovery counted ", b.record.device_count, " device(s) but ", b.devices.size(),
                   " could be opened"));
 
     if (b.has_slot("device_get_memory_info")) {

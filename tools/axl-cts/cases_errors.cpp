@@ -1,5 +1,10 @@
 // Errors: every failure carries a message, and the virtual backend's fault
 // injection drives the error paths a healthy backend never takes.
+//
+// The raw axl_* calls stay raw on purpose: each provocation and each step
+// of the fault chain must return its status and leave its own last-error
+// record (cts::LastError, not axl::Error, which would fill an empty message
+// in), exactly as the C ABI gives them.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -98,8 +103,8 @@ void check_fault(Ctx& c, const BackendUnderTest& b, const Fault& f, const std::v
   if (fld.empty()) return c.check(false, cat(at, ": unreadable answer from the child: ", r.protocol));
   const axl_status got = static_cast<axl_status>(std::atoi(fld[1].c_str()));
   c.check(fld[0] == f.call && got == f.status,
-          cat(at, ": ", fld[0], " failed first, with ", axl_status_name(got), "; expected ", f.call,
-              " to fail with ", axl_status_name(f.status)));
+          cat(at, ": ", fld[0], " failed first, with ", axl::status_name(got), "; expected ", f.call,
+              " to fail with ", axl::status_name(f.status)));
   c.check(fld[2] == b.name, cat(at, ": the error names backend '", fld[2], "', expected '", b.name, "'"));
   LastError seen;
   seen.message = fld[3];
@@ -259,13 +264,13 @@ TEST_CASE("cts.errors.have_messages", "[errors]") {
         c.check(false, cat(p.what, " succeeded"));
         continue;
       }
-      c.check(e.status == s, cat(p.what, ": returned ", axl_status_name(s), " but axl_last_error says ",
-                                 axl_status_name(e.status)));
-      c.check(!e.message.empty(), cat(p.what, ": ", axl_status_name(s), " with no message"));
+      c.check(e.status == s, cat(p.what, ": returned ", axl::status_name(s), " but axl_last_error says ",
+                                 axl::status_name(e.status)));
+      c.check(!e.message.empty(), cat(p.what, ": ", axl::status_name(s), " with no message"));
       if (e.backend != b.name) continue;  // the core answered; nothing for the backend to say
       ++from_backend;
       c.check(!is_generic(e) || s == AXL_ERROR_UNSUPPORTED,
-              cat(p.what, ": the plugin returned ", axl_status_name(s),
+              cat(p.what, ": the plugin returned ", axl::status_name(s),
                   " without host->report_error, so users only see '", e.message, "'"));
       const std::string twice = b.name + ": " + b.name + ":";
       if (e.message.compare(0, twice.size(), twice) == 0 && !repeats_name) {
@@ -283,15 +288,8 @@ TEST_CASE("cts.errors.fault_injection", "[errors]") {
   // Where fault injection can be found, for the reason the others skip with.
   bool virtual_tested = false, virtual_loaded = false;
   for (const BackendUnderTest& b : backends()) virtual_tested = virtual_tested || b.is_virtual();
-  uint32_t files = 0;
-  axl_plugin_count(&files);
-  for (uint32_t i = 0; i < files; ++i) {
-    axl_plugin_record r{};
-    r.struct_size = sizeof r;
-    if (axl_plugin_get_record(i, &r) == AXL_SUCCESS && (r.flags & AXL_PLUGIN_FLAG_VIRTUAL) &&
-        r.state == AXL_PLUGIN_STATE_LOADED)
-      virtual_loaded = true;
-  }
+  for (const axl::PluginRecord& r : axl::plugin_records())
+    virtual_loaded = virtual_loaded || ((r.flags & AXL_PLUGIN_FLAG_VIRTUAL) && r.loaded());
   const std::string elsewhere =
       virtual_tested ? "fault injection (AXL_VIRTUAL_FAIL) is the virtual backend's; see its result"
       : virtual_loaded

@@ -3,9 +3,10 @@
 // shuts no backend down: plugin.h, "never during process exit"; it sets
 // options only on the virtual backend).
 //
-// The child (`axl-cts --lifecycle-child PATH`) dlopens the plugin and drives
-// the slots directly, as the negotiation probe does, in a process of its own
-// so the real core in this one keeps its backend. Protocol on fd 3, one
+// The child (`axl-cts --lifecycle-child PATH`) loads the plugin with the
+// shared fake host services (tools/test-host) and drives the slots directly,
+// as the negotiation probe does, in a process of its own so the real core in
+// this one keeps its backend. Protocol on fd 3, one
 // record a line, fields split by tabs:
 //   option <status>                 backend_set_option of an unknown key
 //   init <status> <message>         backend_init
@@ -15,19 +16,18 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 #include <thread>
 
 #include "axl/plugin.h"
 #include "cts.hpp"
+#include "host_services.hpp"
 
 namespace cts {
 namespace {
@@ -44,10 +44,6 @@ int thread_count() {
   return n;
 }
 
-// The last message the plugin reported, for the protocol. The slots run on
-// this one thread.
-std::string g_reported;
-
 void put(FILE* out, const std::string& line) {
   std::string clean = line;
   for (char& ch : clean)
@@ -61,46 +57,32 @@ void put(FILE* out, const std::string& line) {
 int run_lifecycle_child(const char* path) {
   FILE* out = fdopen(kChildProtocolFd, "w");
   if (!out) return 3;
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  auto negotiate = lib ? reinterpret_cast<axl_plugin_negotiate_fn>(dlsym(lib, AXL_PLUGIN_ENTRY_SYMBOL)) : nullptr;
-  if (!negotiate) {
-    put(out, cat("error\tcannot load: ", lib ? "no " AXL_PLUGIN_ENTRY_SYMBOL : dlerror()));
+  // Never destroyed: the plugin keeps the host pointer for the life of the
+  // process. The slots run on this one thread, whose last report the
+  // protocol carries.
+  axl_test::FakeHost& host = axl_test::new_host();
+  const axl_test::LoadedPlugin p = axl_test::load_plugin(path, host);
+  if (!p.ok()) {
+    put(out, cat("error\tcannot load: ", p.error));
     return 3;
   }
-  // Static: the plugin keeps the host pointer for the life of the process.
-  static axl_host_services host{};
-  host.struct_size = sizeof host;
-  host.log = [](void*, int32_t, const char*) {};
-  host.report_error = [](void*, axl_status, int64_t, const char*, const char* message) {
-    g_reported = message ? message : "";
-  };
-  host.trace_record = [](void*, const axl_trace_record*) {};
-  axl_negotiate_args a{};
-  a.struct_size = sizeof a;
-  a.core_abi_major = AXL_PLUGIN_ABI_MAJOR;
-  a.core_abi_minor = AXL_PLUGIN_ABI_MINOR;
-  a.host = &host;
-  if (negotiate(&a) != AXL_SUCCESS || !a.table) {
-    put(out, "error\tnegotiate failed");
-    return 3;
-  }
-  const axl_plugin_table* t = a.table;
+  const axl_plugin_table* t = p.table;
   auto has = [t](size_t offset) { return t->struct_size >= offset + sizeof(void*); };
   if (has(offsetof(axl_plugin_table, backend_set_option)) && t->backend_set_option)
     put(out, cat("option\t", t->backend_set_option(kUnknownOption, "1")));
   const int before = thread_count();
-  g_reported.clear();
+  host.clear_last_report();
   const axl_status init = t->backend_init();
-  put(out, cat("init\t", init, "\t", g_reported));
+  put(out, cat("init\t", init, "\t", host.last_report().message));
   if (init == AXL_SUCCESS) {
     uint32_t count = 0;
     if (t->backend_device_count(&count) == AXL_SUCCESS && count > 0) {
       axl_pdevice d = nullptr;
       t->device_get(0, &d);  // a device the shutdown must release
     }
-    g_reported.clear();
+    host.clear_last_report();
     const axl_status shut = t->backend_shutdown();
-    put(out, cat("shutdown\t", shut, "\t", g_reported));
+    put(out, cat("shutdown\t", shut, "\t", host.last_report().message));
     // Joined threads leave /proc a moment after join returns.
     int after = thread_count();
     for (int k = 0; k < 100 && after > before; ++k) {
@@ -110,11 +92,11 @@ int run_lifecycle_child(const char* path) {
     put(out, cat("threads\t", before, "\t", after));
   }
   put(out, "done");
-  // No exit handlers: the plugin stays loaded with whatever its shutdown
-  // left (the core never unloads one either), and a leak checker's verdict
-  // on that is the plugin's own tests' to give, not this child's exit status.
-  // (Under LeakSanitizer the cuda backend's shutdown leaves its devices.)
-  std::_Exit(0);
+  std::fclose(out);
+  // A normal exit, exit handlers and all: under LeakSanitizer what the
+  // plugin's shutdown failed to release makes this child's status non-zero,
+  // and run_lifecycle fails the case with the leak report in its output.
+  return 0;
 }
 
 namespace {
@@ -158,7 +140,7 @@ TEST_CASE("cts.backend.set_option", "[backend]") {
     Answer got = run_lifecycle(c);
     const axl_status s = status_of(got["option"]);
     c.check(s == AXL_ERROR_NOT_FOUND, cat("backend_set_option(\"", kUnknownOption, "\") before backend_init answered ",
-                                          axl_status_name(s), "; plugin.h: unknown keys answer AXL_ERROR_NOT_FOUND"));
+                                          axl::status_name(s), "; plugin.h: unknown keys answer AXL_ERROR_NOT_FOUND"));
   });
 }
 
@@ -170,9 +152,9 @@ TEST_CASE("cts.backend.lifecycle", "[backend]") {
     if (init == AXL_ERROR_BACKEND_UNAVAILABLE)
       c.skip(cat("backend_init in a fresh process answered BACKEND_UNAVAILABLE: ",
                  got["init"].size() > 1 ? got["init"][1] : ""));
-    c.require(init == AXL_SUCCESS, cat("backend_init in a fresh process answered ", axl_status_name(init)));
+    c.require(init == AXL_SUCCESS, cat("backend_init in a fresh process answered ", axl::status_name(init)));
     const axl_status shut = status_of(got["shutdown"]);
-    c.check(shut == AXL_SUCCESS, cat("backend_shutdown answered ", axl_status_name(shut),
+    c.check(shut == AXL_SUCCESS, cat("backend_shutdown answered ", axl::status_name(shut),
                                      got["shutdown"].size() > 1 ? ": " + got["shutdown"][1] : std::string()));
     if (got["threads"].size() == 2) {
       const int before = std::atoi(got["threads"][0].c_str()), after = std::atoi(got["threads"][1].c_str());

@@ -2,6 +2,11 @@
 // input), kernel lookup, unloading while launches are queued, and run-time
 // compilation.
 //
+// The raw axl_module_* calls stay raw on purpose: they are the C ABI under
+// test, loading from a path and from bytes with the exact statuses for bad
+// input (junk and cut-short bytes, missing files and kernels, broken
+// source); the modules loaded are then held and used through axl.hpp.
+//
 // A module is backend-native, so the CTS needs one per api. Every module it
 // loads has the kernel axl_cts_increment_u32 (axl_devaddr data, uint32_t n):
 // data[i] += 1 for i < n, AXL_TEST_KERNEL_INCREMENT_U32's contract. It finds

@@ -2,6 +2,9 @@
 // file before any device is touched. The probe child did the observing
 // (probe.cpp); these cases judge its findings, and check that every NULL
 // optional slot is answered by the core as AXL_ERROR_UNSUPPORTED naming it.
+//
+// The raw axl_* calls stay raw on purpose: each reaches one NULL slot
+// through the C ABI and the case judges the exact status the core answers.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -25,12 +28,12 @@ struct SlotAnswer {
 
 // The core's answer to a call that needs `slot`, which the table leaves NULL.
 SlotAnswer judge(const std::string& slot, axl_status s) {
-  const LastError e = last_error();
-  if (s == AXL_ERROR_UNSUPPORTED && e.message.find(slot) != std::string::npos)
-    return {Outcome::unsupported, cat("NULL slot; the core answers AXL_ERROR_UNSUPPORTED: ", e.message)};
+  const std::string message = s != AXL_SUCCESS ? axl::last_error(s).what() : "";
+  if (s == AXL_ERROR_UNSUPPORTED && message.find(slot) != std::string::npos)
+    return {Outcome::unsupported, cat("NULL slot; the core answers AXL_ERROR_UNSUPPORTED: ", message)};
   return {Outcome::fail,
-          cat("NULL slot, but the call that needs it returned ", axl_status_name(s),
-              s ? cat(" (", e.message, ")") : std::string(),
+          cat("NULL slot, but the call that needs it returned ", axl::status_name(s),
+              s ? cat(" (", message, ")") : std::string(),
               " instead of AXL_ERROR_UNSUPPORTED naming ", slot)};
 }
 
@@ -148,15 +151,15 @@ TEST_CASE("cts.negotiate.table_shape", "[negotiate]") {
     const ProbeResult& p = b.probe;
     probe_failures(c, "cts.negotiate.table_shape");
     for (const auto& n : p.notes) c.note(n);
-    if (b.state == AXL_PLUGIN_STATE_SKIPPED)
-      c.check(false, cat("the core refused the plugin: ", b.reason));
-    if (b.state != AXL_PLUGIN_STATE_SKIPPED && p.ran) {
+    if (b.record.state == AXL_PLUGIN_STATE_SKIPPED)
+      c.check(false, cat("the core refused the plugin: ", b.record.reason));
+    if (b.record.state != AXL_PLUGIN_STATE_SKIPPED && p.ran) {
       // Two negotiations, two answers: negotiate must be a pure function.
-      c.check(p.name == b.name && p.api == b.api && p.version == b.version && p.flags == b.flags &&
-                  p.abi_minor == b.abi_minor,
+      c.check(p.name == b.name && p.api == b.record.api && p.version == b.record.version && p.flags == b.record.flags &&
+                  p.abi_minor == b.record.abi_minor,
               cat("the probe and the core saw different answers (name ", p.name, "/", b.name,
-                  ", api ", p.api, "/", b.api, ", version ", p.version, "/", b.version, ", flags ",
-                  p.flags, "/", b.flags, ", minor ", p.abi_minor, "/", b.abi_minor, ")"));
+                  ", api ", p.api, "/", b.record.api, ", version ", p.version, "/", b.record.version, ", flags ",
+                  p.flags, "/", b.record.flags, ", minor ", p.abi_minor, "/", b.record.abi_minor, ")"));
     }
     // A slot that creates something without its partner slot leaks whatever
     // it created: the core has no other way to release it.
@@ -170,7 +173,7 @@ TEST_CASE("cts.negotiate.table_shape", "[negotiate]") {
       c.note("module_load is set but module_get_kernel is NULL: loaded modules are useless");
     // Each NULL optional slot is a result of its own: unsupported, or a
     // failure if the core does not say so.
-    if (b.state == AXL_PLUGIN_STATE_SKIPPED || !p.ran) return;
+    if (b.record.state == AXL_PLUGIN_STATE_SKIPPED || !p.ran) return;
     for (const SlotState& s : p.slots) {
       if (s.present || s.required) continue;
       SlotAnswer a;

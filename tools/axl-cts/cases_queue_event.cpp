@@ -1,5 +1,10 @@
 // Queues, events, completion flags and host callbacks: ordering guarantees.
 //
+// The raw axl_* calls stay raw on purpose: axl_event_query's NOT_READY,
+// axl_event_elapsed_ms's exact statuses on events without timing or never
+// recorded, and the identity of axl_queue_native_handle answers are the C
+// ABI under test; the rest goes through axl.hpp.
+//
 // Ordering can only be observed when work is held back: the cases hold a
 // queue with hold.hpp's Hold.
 #include <catch2/catch.hpp>

@@ -109,16 +109,18 @@ struct DeviceUnderTest {
 };
 
 struct BackendUnderTest {
-  std::string name, path, api, version, reason;
-  uint32_t abi_major = 0, abi_minor = 0, flags = 0, record_devices = 0;
-  int32_t state = AXL_PLUGIN_STATE_SKIPPED;
-  axl_status status = AXL_SUCCESS;
+  // name: the plugin's, else the file's (main.cpp's backend_name); path:
+  // its file. Both known before the devices open, so before the record.
+  std::string name, path;
+  // Discovery's record of the file, read after the devices were opened
+  // (opening one can turn "loaded" into "unavailable").
+  axl::PluginRecord record;
   std::vector<DeviceUnderTest> devices;
   std::string device_error;  // first error met while opening its devices
   ProbeResult probe;
 
-  bool is_virtual() const { return flags & AXL_PLUGIN_FLAG_VIRTUAL; }
-  bool is_host() const { return flags & AXL_PLUGIN_FLAG_HOST; }
+  bool is_virtual() const { return record.flags & AXL_PLUGIN_FLAG_VIRTUAL; }
+  bool is_host() const { return record.flags & AXL_PLUGIN_FLAG_HOST; }
   // True if the table has the slot (as the probe saw it). Unknown slots and
   // a failed probe answer true, so a case then finds out by calling.
   bool has_slot(const std::string& slot) const;
@@ -226,7 +228,10 @@ std::vector<uint8_t> read_back(const axl::Queue& q, const axl::Buffer& b);
 std::string first_difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want);
 
 // The last error of this thread, copied out (its strings die at the next
-// failing call).
+// failing call), as the C ABI gives it: the record's own status and an empty
+// message left empty. For the cases that check the record itself (it names
+// the call's status, it has a message); a message only to show comes from
+// axl::last_error(status), which puts the status name in an empty one.
 struct LastError {
   axl_status status = AXL_SUCCESS;
   std::string backend, native_name, message;

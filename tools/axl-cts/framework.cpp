@@ -1,5 +1,9 @@
 // The registry of outcomes, the per-backend/per-device runner, the watchdog
 // and the JSON certification report.
+//
+// Two raw axl_* calls stay raw on purpose: axl_last_error, read as the C ABI
+// gives it for the cases that check the record itself (cts::LastError), and
+// axl_plugin_name_from_path, which axl.hpp does not wrap.
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,12 +87,10 @@ std::string json_str(const std::string& s) {
 
 std::string version_of(uint32_t major, uint32_t minor) { return cat(major, ".", minor); }
 
+// As a JSON array, by axl.hpp's names (a bit it does not know, in hex).
 std::string flag_names(uint32_t flags) {
   std::vector<std::string> v;
-  if (flags & AXL_PLUGIN_FLAG_FORK_SAFE) v.push_back(json_str("fork_safe"));
-  if (flags & AXL_PLUGIN_FLAG_VIRTUAL) v.push_back(json_str("virtual"));
-  if (flags & AXL_PLUGIN_FLAG_EXPERIMENTAL) v.push_back(json_str("experimental"));
-  if (flags & AXL_PLUGIN_FLAG_HOST) v.push_back(json_str("host"));
+  for (const std::string& n : axl::plugin_flag_names(flags)) v.push_back(json_str(n));
   return "[" + join(v, ", ") + "]";
 }
 
@@ -123,11 +125,11 @@ std::string result_json(const Result& r) {
 
 // Builds the report from g_results; the caller holds g_mu.
 std::string report_locked() {
-  const uint32_t abi = axl_abi_version();
+  const auto [abi_major, abi_minor] = axl::abi_version();
   std::string o = "{\n";
   o += "  \"format\": \"axl-cts report 1\",\n";
-  o += cat("  \"core\": {\"version\": ", json_str(axl_version_string()),
-           ", \"abi\": ", json_str(version_of(abi >> 16, abi & 0xffff)),
+  o += cat("  \"core\": {\"version\": ", json_str(axl::version_string()),
+           ", \"abi\": ", json_str(version_of(abi_major, abi_minor)),
            ", \"plugin_abi\": ", json_str(version_of(AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR)),
            "},\n");
   {
@@ -167,14 +169,14 @@ std::string report_locked() {
     };
     std::string s = "    {\n";
     s += cat("      \"name\": ", json_str(b.name), ",\n");
-    s += cat("      \"version\": ", json_str(b.version), ",\n");
-    s += cat("      \"api\": ", json_str(b.api), ",\n");
-    s += cat("      \"abi\": ", json_str(b.abi_major ? version_of(b.abi_major, b.abi_minor) : ""),
+    s += cat("      \"version\": ", json_str(b.record.version), ",\n");
+    s += cat("      \"api\": ", json_str(b.record.api), ",\n");
+    s += cat("      \"abi\": ", json_str(b.record.abi_major ? version_of(b.record.abi_major, b.record.abi_minor) : ""),
              ",\n");
     s += cat("      \"path\": ", json_str(b.path), ",\n");
-    s += cat("      \"state\": ", json_str(axl_plugin_state_name(b.state)), ",\n");
-    s += cat("      \"reason\": ", json_str(b.reason), ",\n");
-    s += cat("      \"flags\": ", flag_names(b.flags), ",\n");
+    s += cat("      \"state\": ", json_str(b.record.state_name()), ",\n");
+    s += cat("      \"reason\": ", json_str(b.record.reason), ",\n");
+    s += cat("      \"flags\": ", flag_names(b.record.flags), ",\n");
     s += cat("      \"devices\": [", join(devs, ", "), "],\n");
     s += cat("      \"counts\": ", c.json(), ",\n");
     s += cat("      \"passed\": ", list(passed), ",\n");
@@ -393,8 +395,8 @@ bool BackendUnderTest::has_slot(const std::string& slot) const {
 }
 
 std::string BackendUnderTest::unusable_reason() const {
-  if (state == AXL_PLUGIN_STATE_SKIPPED) return cat("plugin refused by the core: ", reason);
-  if (state == AXL_PLUGIN_STATE_UNAVAILABLE) return reason.empty() ? "unavailable" : reason;
+  if (record.state == AXL_PLUGIN_STATE_SKIPPED) return cat("plugin refused by the core: ", record.reason);
+  if (record.state == AXL_PLUGIN_STATE_UNAVAILABLE) return record.reason.empty() ? "unavailable" : record.reason;
   if (devices.empty() && !device_error.empty()) return cat("no usable device: ", device_error);
   if (devices.empty()) return "the backend reports no devices";
   return "";
@@ -429,28 +431,28 @@ void Ctx::note(const std::string& text) {
 
 void Ctx::ok(axl_status s, const std::string& what) {
   if (s == AXL_SUCCESS) return;
-  LastError e = last_error();
-  if (s == AXL_ERROR_UNSUPPORTED) unsupported(cat(what, ": ", e.message));
-  fatal(cat(what, " returned ", axl_status_name(s), ": ", e.message));
+  const axl::Error e = axl::last_error(s);
+  if (s == AXL_ERROR_UNSUPPORTED) unsupported(cat(what, ": ", e.what()));
+  fatal(cat(what, " returned ", axl::status_name(s), ": ", e.what()));
 }
 
 bool Ctx::expect_status(axl_status s, axl_status want, const std::string& what,
                         const std::string& mention) {
   LastError e = last_error();
   if (s != want) {
-    check(false, cat(what, " returned ", axl_status_name(s), ", expected ", axl_status_name(want),
+    check(false, cat(what, " returned ", axl::status_name(s), ", expected ", axl::status_name(want),
                      s != AXL_SUCCESS ? cat(" (", e.message, ")") : std::string()));
     return false;
   }
   if (want == AXL_SUCCESS) return true;
   bool good = true;
   if (e.status != s) {
-    check(false, cat(what, ": axl_last_error says ", axl_status_name(e.status), " but the call returned ",
-                     axl_status_name(s)));
+    check(false, cat(what, ": axl_last_error says ", axl::status_name(e.status), " but the call returned ",
+                     axl::status_name(s)));
     good = false;
   }
   if (e.message.empty()) {
-    check(false, cat(what, ": ", axl_status_name(s), " with an empty axl_last_error message"));
+    check(false, cat(what, ": ", axl::status_name(s), " with an empty axl_last_error message"));
     good = false;
   } else if (!mention.empty() && e.message.find(mention) == std::string::npos) {
     check(false, cat(what, ": the message '", e.message, "' does not mention '", mention, "'"));
@@ -517,7 +519,7 @@ bool finish(const std::string& report_path, const std::vector<std::string>& argv
   g_report_path = report_path;
   g_argv = argv;
   bool any_fail = false;
-  std::printf("\naxl-cts summary (core %s)\n", axl_version_string());
+  std::printf("\naxl-cts summary (core %s)\n", axl::version_string().c_str());
   std::printf("  %-16s %-12s %5s %5s %11s %5s %10s\n", "backend", "state", "pass", "skip",
               "unsupported", "fail", "known-fail");
   for (const BackendUnderTest& b : backends()) {
@@ -525,7 +527,7 @@ bool finish(const std::string& report_path, const std::vector<std::string>& argv
     for (const Result& r : g_results)
       if (r.backend == b.name) c.add(r.outcome);
     any_fail = any_fail || c.fail > 0;
-    std::printf("  %-16s %-12s %5d %5d %11d %5d %10d\n", b.name.c_str(), axl_plugin_state_name(b.state), c.pass,
+    std::printf("  %-16s %-12s %5d %5d %11d %5d %10d\n", b.name.c_str(), b.record.state_name(), c.pass,
                 c.skip, c.unsupported, c.fail, c.known_failure);
   }
   if (backends().empty()) std::printf("  (no backend under test)\n");

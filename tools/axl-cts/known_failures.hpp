@@ -29,18 +29,10 @@ struct KnownIssue {
   const char* reason;
 };
 
-// Found by cts.backend.set_option when it was added (issue 18).
-inline constexpr const char* kDriverSetOption =
-    "backend_set_option answers AXL_ERROR_INVALID_ARGUMENT for an unknown key, where plugin.h says "
-    "AXL_ERROR_NOT_FOUND; the fix belongs in DriverPlugin<D>::backend_set_option "
-    "(plugins/common/include/axl/common/driver_plugin_slots.hpp), shared by cuda and hip";
-
 inline const std::vector<KnownIssue>& known_issues() {
   // A backend's entry looks like
   //   {"acme", "cts.queue.in_order", KnownIssue::known_failure, "why, and the bug link"}
   static const std::vector<KnownIssue> table = {
-      {"cuda", "cts.backend.set_option", KnownIssue::known_failure, kDriverSetOption},
-      {"hip", "cts.backend.set_option", KnownIssue::known_failure, kDriverSetOption},
   };
   return table;
 }

@@ -106,75 +106,45 @@ void list_slots() {
   }
 }
 
-struct Record {
-  std::string path, name, api, version, reason;
-  uint32_t abi_major = 0, abi_minor = 0, device_count = 0, flags = 0;
-  int32_t state = AXL_PLUGIN_STATE_SKIPPED;
-  axl_status status = AXL_SUCCESS;
-};
-
-std::vector<Record> read_records() {
-  std::vector<Record> out;
-  uint32_t n = 0;
-  if (axl_plugin_count(&n) != AXL_SUCCESS) return out;
-  for (uint32_t i = 0; i < n; ++i) {
-    axl_plugin_record r{};
-    r.struct_size = sizeof r;
-    if (axl_plugin_get_record(i, &r) != AXL_SUCCESS) continue;
-    // Copied at once: a record's reason string is replaced when its backend
-    // fails to initialise later.
-    Record c;
-    c.path = r.path ? r.path : "";
-    if (r.name && *r.name)
-      c.name = r.name;
-    else if (c.name = cts::plugin_file_name(c.path); c.name.empty())
-      c.name = c.path.substr(c.path.find_last_of('/') + 1);  // not a plugin's name: the file
-    c.api = r.api ? r.api : "";
-    c.version = r.version ? r.version : "";
-    c.reason = r.reason ? r.reason : "";
-    c.abi_major = r.abi_major;
-    c.abi_minor = r.abi_minor;
-    c.device_count = r.device_count;
-    c.flags = r.flags;
-    c.state = r.state;
-    c.status = r.status;
-    out.push_back(c);
-  }
-  return out;
+// The name a backend goes by in the report: the plugin's own, else the one
+// discovery reads from the file name, else the file (not a plugin's name).
+std::string backend_name(const axl::PluginRecord& r) {
+  if (!r.name.empty()) return r.name;
+  if (std::string n = cts::plugin_file_name(r.path); !n.empty()) return n;
+  return r.path.substr(r.path.find_last_of('/') + 1);
 }
 
 std::string cat_status(axl_status s, const std::string& message) {
-  return cts::cat(axl_status_name(s), ": ", message);
+  return cts::cat(axl::status_name(s), ": ", message);
 }
 
 // Opens every device the process sees. Opening a device initialises its
 // backend; a backend that fails drops out of enumeration, so the same index
 // is tried again rather than skipping a device of the next backend.
 void open_devices(std::vector<cts::BackendUnderTest>& under_test) {
+  // A count that cannot be read ends the enumeration.
+  auto count_now = []() -> uint32_t {
+    try {
+      return axl::Device::count();
+    } catch (const axl::Error&) {
+      return 0;
+    }
+  };
   uint32_t index = 0;
   for (int attempts = 0; attempts < 4096; ++attempts) {
-    uint32_t count = 0;
-    if (axl_device_count(nullptr, &count) != AXL_SUCCESS || index >= count) break;
-    axl_device_t raw = nullptr;
-    const axl_status s = axl_device_get(nullptr, index, &raw);
-    if (s != AXL_SUCCESS) {
-      const cts::LastError e = cts::last_error();
+    const uint32_t count = count_now();
+    if (index >= count) break;
+    try {
+      axl::Device d = axl::Device::get(nullptr, index);
+      axl::DeviceInfo info = d.info();
       for (auto& b : under_test)
-        if (b.name == e.backend && b.device_error.empty())
-          b.device_error = cat_status(s, e.message);
-      uint32_t after = 0;
-      axl_device_count(nullptr, &after);
-      if (after >= count) ++index;  // this device failed; its backend stays
-      continue;
+        if (b.name == info.backend) b.devices.push_back({info.backend_index, d, info});
+      ++index;
+    } catch (const axl::Error& e) {
+      for (auto& b : under_test)
+        if (b.name == e.backend() && b.device_error.empty()) b.device_error = cat_status(e.status(), e.what());
+      if (count_now() >= count) ++index;  // this device failed; its backend stays
     }
-    axl::Device d(raw);
-    axl::DeviceInfo info = d.info();
-    axl_device_info raw_info{};
-    raw_info.struct_size = sizeof raw_info;
-    axl_device_get_info(raw, &raw_info);
-    for (auto& b : under_test)
-      if (b.name == info.backend) b.devices.push_back({raw_info.backend_index, d, info});
-    ++index;
   }
 }
 
@@ -292,19 +262,23 @@ int main(int argc, char** argv) {
     setenv("AXL_PLUGINS", real, 1);
   }
 
-  const uint32_t abi = axl_abi_version();
-  std::printf("axl-cts: core %s (application ABI %u.%u, plugin ABI %d.%d)\n", axl_version_string(),
-              abi >> 16, abi & 0xffff, AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR);
-  if (axl_init() != AXL_SUCCESS)
-    std::printf("  discovery: %s\n", axl_last_error_message());  // e.g. AXL_PLUGINS failed
+  const auto [abi_major, abi_minor] = axl::abi_version();
+  std::printf("axl-cts: core %s (application ABI %u.%u, plugin ABI %d.%d)\n", axl::version_string().c_str(),
+              abi_major, abi_minor, AXL_PLUGIN_ABI_MAJOR, AXL_PLUGIN_ABI_MINOR);
+  try {
+    axl::init();
+  } catch (const axl::Error& e) {
+    std::printf("  discovery: %s\n", e.what());  // e.g. AXL_PLUGINS failed
+  }
 
   // Every file discovery considered, then the ones under test.
   auto& under_test = cts::backends();
-  for (const Record& r : read_records()) {
+  for (const axl::PluginRecord& r : axl::plugin_records()) {
     if (r.state == AXL_PLUGIN_STATE_SHADOWED || r.state == AXL_PLUGIN_STATE_DISABLED) continue;
-    if (!wanted.empty() && !wanted.count(r.name)) continue;
+    const std::string name = backend_name(r);
+    if (!wanted.empty() && !wanted.count(name)) continue;
     cts::BackendUnderTest b;
-    b.name = r.name;
+    b.name = name;
     b.path = r.path;
     under_test.push_back(b);
   }
@@ -314,34 +288,25 @@ int main(int argc, char** argv) {
     if (!found) {
       std::fprintf(stderr, "axl-cts: --backend %s: no such backend was discovered. Found:",
                    w.c_str());
-      for (const Record& r : read_records())
-        std::fprintf(stderr, " %s (%s)", r.name.c_str(), axl_plugin_state_name(r.state));
-      std::fprintf(stderr, "%s\n", read_records().empty() ? " nothing" : "");
+      const std::vector<axl::PluginRecord> found_records = axl::plugin_records();
+      for (const axl::PluginRecord& r : found_records)
+        std::fprintf(stderr, " %s (%s)", backend_name(r).c_str(), r.state_name());
+      std::fprintf(stderr, "%s\n", found_records.empty() ? " nothing" : "");
       return 2;
     }
   }
 
   open_devices(under_test);
   // Records last: opening devices can turn "loaded" into "unavailable".
-  for (const Record& r : read_records())
+  for (const axl::PluginRecord& r : axl::plugin_records())
     for (auto& b : under_test)
-      if (b.path == r.path) {
-        b.api = r.api;
-        b.version = r.version;
-        b.reason = r.reason;
-        b.abi_major = r.abi_major;
-        b.abi_minor = r.abi_minor;
-        b.flags = r.flags;
-        b.record_devices = r.device_count;
-        b.state = r.state;
-        b.status = r.status;
-      }
+      if (b.path == r.path) b.record = r;
   for (auto& b : under_test) b.probe = cts::probe_plugin(b.path);
 
   std::printf("backends under test:\n");
   for (const auto& b : under_test) {
-    std::printf("  %-14s %-12s %s\n", b.name.c_str(), axl_plugin_state_name(b.state), b.path.c_str());
-    if (!b.reason.empty()) std::printf("  %-14s %-12s reason: %s\n", "", "", b.reason.c_str());
+    std::printf("  %-14s %-12s %s\n", b.name.c_str(), b.record.state_name(), b.path.c_str());
+    if (!b.record.reason.empty()) std::printf("  %-14s %-12s reason: %s\n", "", "", b.record.reason.c_str());
     for (const auto& d : b.devices)
       std::printf("  %-14s %-12s device %u: %s, api %s, %s\n", "", "", d.backend_index,
                   d.info.label.c_str(), d.info.api.c_str(), d.info.model_name.c_str());

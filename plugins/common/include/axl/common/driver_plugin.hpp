@@ -191,6 +191,11 @@ class DriverPlugin {
 
     std::mutex dev_mu;                             // serialises device setup
     std::vector<std::unique_ptr<Device>> devices;  // sized at init, filled lazily
+    // Devices of earlier inits, released by backend_shutdown but kept: a
+    // queue the core destroys after shutdown still names its device, so a
+    // late handle must not dangle. Owned here, not leaked (one set per
+    // init/shutdown cycle).
+    std::vector<std::unique_ptr<Device>> retired;
 
     std::mutex queues_mu;
     std::unordered_set<Queue*> queues;  // live queues, for deferred releases

@@ -49,8 +49,8 @@ axl_status DriverPlugin<D>::backend_shutdown() noexcept {
         if (d->pools) (void)a.pool_destroy(d->pool);
       }
       D::release(a, d->dev);
-      // The Device stays allocated: a late handle must not dangle.
-      d.release();
+      // The Device stays allocated (State::retired says why).
+      b.retired.push_back(std::move(d));
     }
     b.devices.clear();
     return AXL_SUCCESS;
@@ -94,11 +94,12 @@ axl_status DriverPlugin<D>::backend_set_tracing(uint8_t enabled) noexcept {
   return AXL_SUCCESS;
 }
 
-// The driver backends take no options: every key is refused by name (a
-// NULL slot would only say "unsupported", not which key was wrong).
+// The driver backends take no options: every key is unknown, which plugin.h
+// answers with AXL_ERROR_NOT_FOUND, and is refused by name (a NULL slot
+// would only say "unsupported", not which key was wrong).
 template <class D>
 axl_status DriverPlugin<D>::backend_set_option(const char* key, const char* value) noexcept {
-  return fail(AXL_ERROR_INVALID_ARGUMENT,
+  return fail(AXL_ERROR_NOT_FOUND,
               str(D::text.plugin, ": no backend option '", key ? key : "(null)", "' (value '", value ? value : "(null)",
                   "'); the ", D::text.plugin, " backend has no options"));
 }
