@@ -16,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "axl/report.hpp"
 #include "cts.hpp"
 #include "known_failures.hpp"
 
@@ -63,27 +64,8 @@ void print_result(const Result& r) {
 }
 
 // ----------------------------------------------------------------- JSON --
-std::string json_str(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+// One escaper for every JSON axl writes: axl-info's report and this one.
+std::string json_str(const std::string& s) { return axl::json_quote(s); }
 
 std::string version_of(uint32_t major, uint32_t minor) { return cat(major, ".", minor); }
 

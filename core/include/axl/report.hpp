@@ -281,6 +281,16 @@ inline void json_error(JsonWriter& j, const Error& e) {
 
 }  // namespace detail
 
+// `s` as a JSON string literal, quotes included, escaped as the report
+// escapes (invalid UTF-8 becomes U+FFFD): for tools that write JSON reports
+// of their own (axl-cts).
+inline std::string json_quote(std::string_view s) {
+  std::string out = "\"";
+  detail::json_escape(s, out);
+  out += '"';
+  return out;
+}
+
 // Everything the report shows. with_discovery_log: also read the discovery
 // trace (the verbose report prints it).
 inline Report collect_report(bool with_discovery_log) {
