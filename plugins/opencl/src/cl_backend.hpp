@@ -1,0 +1,196 @@
+// Internal state of the OpenCL backend and the declarations of its table
+// slots. Handles given to the core are pointers to the structs below, cast to
+// the opaque axl_p* types of plugin.h.
+//
+// Mapping (STATUS.md has what is done): one cl_context per platform, made by
+// backend_init over the devices discovery chose; a queue is one in-order
+// cl_command_queue with profiling; device memory is one cl_mem per
+// allocation, named to the core by a synthetic device address (below); an
+// event record is a marker, a wait a barrier on it; a host callback is a
+// marker's completion callback that releases a user event later work waits on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "axl/common/handles.hpp"
+#include "axl/common/kernel_cache.hpp"
+#include "axl/common/live_queues.hpp"
+#include "axl/common/plugin_support.hpp"
+#include "axl/common/slots.hpp"
+#include "axl/common/trace.hpp"
+#include "axl/common/work_queue.hpp"
+#include "axl/plugin.h"
+#include "cl_loader.hpp"
+
+namespace axl::opencl {
+
+// Environment variable choosing which OpenCL device types are accelerators:
+// unset means GPU and ACCELERATOR devices only (a CPU-only machine reports
+// no accelerator); "all", or a comma-separated list of "gpu",
+// "accelerator", "cpu", "custom", widens it (CI sets "all" to run on PoCL).
+inline constexpr const char* kDeviceTypesEnv = "AXL_OPENCL_DEVICE_TYPES";
+
+// plugin.h: device addresses aligned to at least 256 bytes.
+constexpr uint64_t kDeviceAlign = 256;
+
+struct Platform {
+  cl_platform_id id = nullptr;
+  std::string name;
+  cl_context context = nullptr;  // made by backend_init over its devices
+};
+
+// One allocation: a cl_mem of `bytes`, known to the core as `base`.
+struct Buffer {
+  cl_mem mem = nullptr;
+  uint64_t bytes = 0;
+};
+
+// Where a device address lies: the buffer and the byte offset in it.
+struct Located {
+  cl_mem mem = nullptr;
+  uint64_t offset = 0;
+};
+
+class Module;
+
+struct Device {
+  uint32_t index = 0;
+  cl_device_id id = nullptr;
+  Platform* platform = nullptr;
+  axl_device_properties props{};  // fixed at discovery
+  cl_device_type type = 0;
+  size_t max_work_group_size = 0;     // CL_DEVICE_MAX_WORK_GROUP_SIZE
+  size_t max_work_item_sizes[3] = {0, 0, 0};  // CL_DEVICE_MAX_WORK_ITEM_SIZES
+  // The test kernels' module, built at first use, living until shutdown.
+  std::once_flag test_once;
+  Module* test_module = nullptr;
+  axl_status test_status = AXL_ERROR_INTERNAL;
+
+  // OpenCL memory is handles, the ABI's device memory is addresses: every
+  // cl_mem gets a range of a synthetic address space (never dereferenced by
+  // the core, plugin.h), and copies, fills and launches find the buffer and
+  // offset from the address. Ranges are spaced apart so that one past the end
+  // of one allocation is never the start of the next.
+  std::mutex mem_mu;                    // guards buffers
+  std::map<uint64_t, Buffer> buffers;  // by base address
+
+  cl_context context() const noexcept { return platform->context; }
+  // The buffer holding [address, address + bytes), or reports
+  // INVALID_ARGUMENT naming the address (`slot` is for the message).
+  axl_status locate(uint64_t address, uint64_t bytes, const char* slot, Located* out);
+};
+
+struct Queue {
+  Device* device = nullptr;
+  uint64_t trace_id = 0;
+  cl_command_queue queue = nullptr;
+  // Host callbacks: run on a thread of the queue's own, started on first use.
+  std::mutex host_mu;  // guards host's creation
+  std::unique_ptr<common::WorkQueue> host;
+};
+
+struct Event {
+  Device* device = nullptr;
+  bool timing = false;
+  std::mutex mu;              // guards current
+  cl_event current = nullptr; // the last record's marker (retained), or NULL
+};
+
+// Flags are not implemented yet (STATUS.md): their slots are omitted, the
+// type only completes the handle set.
+struct Flag {};
+
+struct Kernel {
+  std::string name;
+  cl_kernel kernel = nullptr;
+  Module* module = nullptr;
+  cl_uint num_args = 0;  // CL_KERNEL_NUM_ARGS
+  // Arguments are kernel state in OpenCL (clSetKernelArg), so
+  // set-arguments-then-enqueue must not interleave between two queues.
+  std::mutex launch_mu;
+};
+
+// A built cl_program and the kernels handed out from it. Enqueued kernels
+// hold their own references (OpenCL retains a kernel, and the kernel its
+// program, for each command), so module_unload releases at once.
+class Module {
+ public:
+  Device* device = nullptr;
+  cl_program program = nullptr;
+  common::KernelCache<Kernel> kernels;
+  ~Module();
+};
+
+// OpenCL C has no AXL_SOURCE_LANGUAGE_* value yet (plugins/opencl/STATUS.md,
+// ABI item): module_compile takes this one, the next free value, until
+// axl/enums.h appends it.
+inline constexpr int32_t kSourceLanguageOpenclC = 3;
+
+// What discovery found, once per process.
+struct Discovery {
+  axl_status status = AXL_ERROR_BACKEND_UNAVAILABLE;
+  std::string message;
+  int64_t native_code = 0;
+  const char* native_name = nullptr;
+};
+
+// Everything global to the backend, never destroyed (plugin.h: no static
+// destructors calling the driver at exit).
+struct Backend {
+  common::HostServices host;
+  common::Tracer tracer{host};
+
+  std::once_flag discover_once;
+  Discovery discovery;
+  ClApi cl;
+  common::DriverLibrary library;
+  std::string library_note;  // " (AXL_OPENCL_LOADER_PATH)" when the override named it
+  std::vector<std::unique_ptr<Platform>> platforms;
+  std::vector<std::unique_ptr<Device>> devices;
+  // The next synthetic device address (see Device::buffers); starts high so
+  // that a small integer is never mistaken for an allocation.
+  std::atomic<uint64_t> next_address{uint64_t{1} << 40};
+
+  common::LiveQueues<Queue> queues;
+};
+
+Backend& backend() noexcept;
+inline const ClApi& cl() noexcept { return backend().cl; }
+
+// Runs discovery once: opens the loader, lists platforms and their devices
+// of the chosen types, without creating a context. Returns its status
+// (reported on this thread).
+axl_status discover();
+
+inline common::HostServices& host() noexcept { return backend().host; }
+
+// The objects behind the handles (axl/common/handles.hpp).
+inline constexpr common::Handles<Device, Queue, Event, Flag, Module, Kernel> from{};
+// Runs `body` under the plugin's exception firewall (plugin_support.hpp).
+inline constexpr common::Guarded<host> guarded{};
+
+// Reports `status` with `message` (no native code).
+axl_status fail(axl_status status, const std::string& message);
+// Reports a failed OpenCL call: "<call> failed: <NAME> (<code>)<: context>",
+// with the result as the native code and name. The status follows the
+// result (out of memory, ...) unless `status` is given.
+axl_status cl_fail(const char* call, cl_int result, const std::string& context = "",
+                   axl_status status = AXL_SUCCESS);
+// The axl status an OpenCL result maps to.
+axl_status status_of(cl_int result) noexcept;
+
+// The queue's host thread (host callbacks), started on first use (queue.cpp).
+common::WorkQueue& host_queue(Queue& q);
+
+// ---- table slots (one .cpp per concept) ---------------------------------------
+// Their contracts are the comments on the slots in axl/plugin.h; the
+// declarations carry plugin.h's signatures (axl/common/slots.hpp).
+AXL_DECLARE_PLUGIN_SLOTS()
+
+}  // namespace axl::opencl
