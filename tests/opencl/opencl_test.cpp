@@ -435,3 +435,26 @@ TEST_CASE("PoCL: OpenCL C compiles, launches at a buffer offset, and bad input n
   axl_compile_desc cuda{sizeof cuda, source, "scale.cu", nullptr, 0, AXL_SOURCE_LANGUAGE_CUDA};
   require_error(plugin().module_compile(d, &cuda, &none), AXL_ERROR_UNSUPPORTED, "compiles OpenCL C");
 }
+
+TEST_CASE("PoCL: pinned memory is mapped, aligned, copies both ways, and is freed once", "[pocl]") {
+  const axl_pdevice d = pocl_device();
+  if (d == nullptr) return;  // skipped: pocl_device() said why
+  Queue q(d);
+  constexpr uint32_t kBytes = 1 << 20;
+  void* p = nullptr;
+  REQUIRE(plugin().pinned_alloc(d, kBytes, &p) == AXL_SUCCESS);
+  REQUIRE(p != nullptr);
+  CHECK(reinterpret_cast<uintptr_t>(p) % 64 == 0);
+  auto* bytes = static_cast<uint8_t*>(p);
+  for (uint32_t i = 0; i < kBytes; ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  Memory m(d, kBytes);
+  REQUIRE(plugin().queue_copy_htod(q.q, m.a, p, kBytes) == AXL_SUCCESS);
+  REQUIRE(plugin().queue_fill(q.q, m.a, 16, 0x55, 1) == AXL_SUCCESS);
+  REQUIRE(plugin().queue_copy_dtoh(q.q, p, m.a, kBytes) == AXL_SUCCESS);
+  q.sync();
+  size_t bad = 0;
+  for (uint32_t i = 0; i < kBytes; ++i) bad += bytes[i] != (i < 16 ? 0x55 : static_cast<uint8_t>(i * 7));
+  CHECK(bad == 0);
+  REQUIRE(plugin().pinned_free(d, p) == AXL_SUCCESS);
+  require_error(plugin().pinned_free(d, p), AXL_ERROR_INVALID_ARGUMENT, "is not pinned memory of OpenCL device");
+}

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "axl/common/handles.hpp"
@@ -38,6 +39,8 @@ inline constexpr const char* kDeviceTypesEnv = "AXL_OPENCL_DEVICE_TYPES";
 
 // plugin.h: device addresses aligned to at least 256 bytes.
 constexpr uint64_t kDeviceAlign = 256;
+// plugin.h: pinned host memory aligned to at least 64 bytes.
+constexpr uintptr_t kPinnedAlign = 64;
 
 struct Platform {
   cl_platform_id id = nullptr;
@@ -79,6 +82,11 @@ struct Device {
   // of one allocation is never the start of the next.
   std::mutex mem_mu;                    // guards buffers
   std::map<uint64_t, Buffer> buffers;  // by base address
+
+  // Pinned host memory: CL_MEM_ALLOC_HOST_PTR buffers kept mapped, by host
+  // pointer; mapped and unmapped through a queue of the device's own.
+  std::unordered_map<void*, cl_mem> pinned;  // guarded by mem_mu
+  cl_command_queue map_queue = nullptr;      // made by the first pinned_alloc, under mem_mu
 
   cl_context context() const noexcept { return platform->context; }
   // The buffer holding [address, address + bytes), or reports

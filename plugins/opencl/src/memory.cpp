@@ -2,7 +2,10 @@
 // a synthetic device address. Why cl_mem and not SVM: buffers are OpenCL 1.2
 // core and every device has them, while coarse-grained SVM is optional from
 // OpenCL 3.0 on (a 1.2 driver, and many 3.0 ones, lack it); the price is the
-// address-to-buffer lookup below, one map search per enqueue.
+// address-to-buffer lookup below, one map search per enqueue. Pinned host
+// memory: a CL_MEM_ALLOC_HOST_PTR buffer, mapped once (clEnqueueMapBuffer)
+// and kept mapped until pinned_free, so the driver knows the pages and may
+// copy from them directly.
 #include "cl_backend.hpp"
 
 namespace axl::opencl {
@@ -73,6 +76,65 @@ axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept {
     // The core guarantees no queued work uses it; OpenCL would keep it alive
     // for such work anyway (commands hold their memory objects).
     if (cl_int r = cl().clReleaseMemObject(mem)) return cl_fail("clReleaseMemObject", r);
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept {
+  return guarded("pinned_alloc", [&]() -> axl_status {
+    if (out_host == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: out_host is NULL");
+    if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: bytes is 0; expected > 0");
+    Device& d = *from(device);
+    const ClApi& c = cl();
+    cl_int r = CL_SUCCESS;
+    cl_mem mem = c.clCreateBuffer(d.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &r);
+    if (r != CL_SUCCESS || mem == nullptr)
+      return cl_fail("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", r, common::str(bytes, " bytes"),
+                     AXL_ERROR_OUT_OF_HOST_MEMORY);
+    std::lock_guard<std::mutex> lk(d.mem_mu);
+    if (d.map_queue == nullptr) {
+      d.map_queue = c.clCreateCommandQueue(d.context(), d.id, 0, &r);
+      if (r != CL_SUCCESS) {
+        d.map_queue = nullptr;
+        c.clReleaseMemObject(mem);
+        return cl_fail("clCreateCommandQueue", r, "for pinned memory");
+      }
+    }
+    void* p = c.clEnqueueMapBuffer(d.map_queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                   nullptr, nullptr, &r);
+    if (r != CL_SUCCESS || p == nullptr) {
+      c.clReleaseMemObject(mem);
+      return cl_fail("clEnqueueMapBuffer", r, common::str(bytes, " bytes of pinned memory"),
+                     AXL_ERROR_OUT_OF_HOST_MEMORY);
+    }
+    if (reinterpret_cast<uintptr_t>(p) % kPinnedAlign != 0) {
+      c.clEnqueueUnmapMemObject(d.map_queue, mem, p, 0, nullptr, nullptr);
+      c.clFinish(d.map_queue);
+      c.clReleaseMemObject(mem);
+      return fail(AXL_ERROR_UNSUPPORTED, common::str("pinned_alloc: OpenCL device ", d.index,
+                                                     " mapped the buffer at ", p, ", not ", kPinnedAlign,
+                                                     "-byte aligned as plugin.h requires"));
+    }
+    d.pinned.emplace(p, mem);
+    *out_host = p;
+    return AXL_SUCCESS;
+  });
+}
+
+axl_status pinned_free(axl_pdevice device, void* host) noexcept {
+  return guarded("pinned_free", [&]() -> axl_status {
+    Device& d = *from(device);
+    std::lock_guard<std::mutex> lk(d.mem_mu);
+    auto it = d.pinned.find(host);
+    if (it == d.pinned.end())
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("pinned_free: ", host, " is not pinned memory of OpenCL device ", d.index));
+    const ClApi& c = cl();
+    cl_int r = c.clEnqueueUnmapMemObject(d.map_queue, it->second, host, 0, nullptr, nullptr);
+    if (r == CL_SUCCESS) r = c.clFinish(d.map_queue);
+    c.clReleaseMemObject(it->second);
+    d.pinned.erase(it);
+    if (r != CL_SUCCESS) return cl_fail("clEnqueueUnmapMemObject", r, "in pinned_free");
     return AXL_SUCCESS;
   });
 }

@@ -308,6 +308,10 @@ axl_status backend_shutdown() noexcept {
                                            " queue(s) still alive; contexts are kept"));
       return AXL_SUCCESS;
     }
+    for (auto& d : b.devices) {
+      if (d->map_queue != nullptr) b.cl.clReleaseCommandQueue(d->map_queue);
+      d->map_queue = nullptr;
+    }
     for (auto& p : b.platforms) {
       if (p->context != nullptr) b.cl.clReleaseContext(p->context);
       p->context = nullptr;
@@ -346,10 +350,10 @@ const axl_plugin_info kInfo = {
 };
 
 // Slots left NULL in this first stage (plugins/opencl/STATUS.md says what
-// each needs): options, memory info, peers, pinned memory and flags.
-constexpr std::array<std::string_view, 13> kOmitted{
+// each needs): options, memory info, peers and flags.
+constexpr std::array<std::string_view, 11> kOmitted{
     "backend_set_option",  "device_get_memory_info", "device_can_access_peer",
-    "device_enable_peer_access", "pinned_alloc", "pinned_free", "queue_copy_peer",
+    "device_enable_peer_access", "queue_copy_peer",
     "queue_wait_flag", "queue_write_flag", "flag_create", "flag_destroy",
     "flag_get_device_address", "flag_get_host_address"};
 // constexpr: the table is in read-only data, complete before any caller.
