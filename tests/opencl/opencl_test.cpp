@@ -458,3 +458,50 @@ TEST_CASE("PoCL: pinned memory is mapped, aligned, copies both ways, and is free
   REQUIRE(plugin().pinned_free(d, p) == AXL_SUCCESS);
   require_error(plugin().pinned_free(d, p), AXL_ERROR_INVALID_ARGUMENT, "is not pinned memory of OpenCL device");
 }
+
+TEST_CASE("PoCL: a flag gates a queue until the host reaches the value; queues and kernels write it", "[pocl]") {
+  const axl_pdevice d = pocl_device();
+  if (d == nullptr) return;  // skipped: pocl_device() said why
+  Queue q(d);
+  axl_pflag f = nullptr;
+  REQUIRE(plugin().flag_create(d, &f) == AXL_SUCCESS);
+  uint64_t* value = nullptr;
+  axl_devaddr address = 0;
+  REQUIRE(plugin().flag_get_host_address(f, &value) == AXL_SUCCESS);
+  REQUIRE(plugin().flag_get_device_address(f, &address) == AXL_SUCCESS);
+  CHECK(*value == 0);
+  CHECK(address != 0);
+  require_error(plugin().memory_free(d, address), AXL_ERROR_INVALID_ARGUMENT, "is not an allocation");
+
+  Memory m(d, 4);
+  uint32_t out = 0;
+  REQUIRE(plugin().queue_fill(q.q, m.a, 4, 1, 4) == AXL_SUCCESS);
+  REQUIRE(plugin().queue_wait_flag(q.q, f, 2) == AXL_SUCCESS);
+  REQUIRE(plugin().queue_fill(q.q, m.a, 4, 2, 4) == AXL_SUCCESS);
+  REQUIRE(plugin().queue_copy_dtoh(q.q, &out, m.a, 4) == AXL_SUCCESS);
+  REQUIRE(plugin().queue_write_flag(q.q, f, 5) == AXL_SUCCESS);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  CHECK(out == 0);  // held behind the wait
+  std::atomic_ref<uint64_t>(*value).store(1, std::memory_order_release);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(out == 0);  // 1 is below 2
+  std::atomic_ref<uint64_t>(*value).store(2, std::memory_order_release);
+  q.sync();
+  CHECK(out == 2);
+  CHECK(std::atomic_ref<uint64_t>(*value).load(std::memory_order_acquire) == 5);
+
+  // A kernel writes the flag through its device address (two uint32 halves).
+  axl_pkernel fill = nullptr;
+  REQUIRE(plugin().device_get_test_kernel(d, AXL_TEST_KERNEL_FILL_U32, &fill) == AXL_SUCCESS);
+  const uint32_t two = 2, nine = 9;
+  const axl_kernel_arg args[] = {devaddr_arg(address), u32_arg(two), u32_arg(nine)};
+  const axl_launch_config c = launch_config(1, 1, 1, 2, 1, 1);
+  REQUIRE(plugin().queue_launch(q.q, fill, &c, args, 3) == AXL_SUCCESS);
+  q.sync();
+  CHECK(std::atomic_ref<uint64_t>(*value).load(std::memory_order_acquire) == ((uint64_t{9} << 32) | 9));
+
+  // Destroyed while a wait on it is pending: the wait keeps the storage.
+  REQUIRE(plugin().queue_wait_flag(q.q, f, 1) == AXL_SUCCESS);
+  REQUIRE(plugin().flag_destroy(f) == AXL_SUCCESS);
+  q.sync();
+}

@@ -52,6 +52,7 @@ struct Platform {
 struct Buffer {
   cl_mem mem = nullptr;
   uint64_t bytes = 0;
+  bool flag = false;  // a completion flag's: freed by flag_destroy, not memory_free
 };
 
 // Where a device address lies: the buffer and the byte offset in it.
@@ -92,6 +93,11 @@ struct Device {
   // The buffer holding [address, address + bytes), or reports
   // INVALID_ARGUMENT naming the address (`slot` is for the message).
   axl_status locate(uint64_t address, uint64_t bytes, const char* slot, Located* out);
+  // Gives `mem` (of `bytes`) a range of the address space; returns its base.
+  axl_devaddr adopt(cl_mem mem, uint64_t bytes, bool flag = false);
+  // Takes the buffer at base `address` out of the address space; NULL if
+  // there is none, or it is not of the kind `flag` says.
+  cl_mem forget(axl_devaddr address, bool flag = false);
 };
 
 struct Queue {
@@ -110,9 +116,22 @@ struct Event {
   cl_event current = nullptr; // the last record's marker (retained), or NULL
 };
 
-// Flags are not implemented yet (STATUS.md): their slots are omitted, the
-// type only completes the handle set.
-struct Flag {};
+// A completion flag's storage: 8 bytes of host memory the host reads and
+// writes directly, wrapped in a CL_MEM_USE_HOST_PTR buffer with a device
+// address of its own so a kernel can take it as an argument. Shared by the
+// handle and the queue work that waits on or writes it, so flag_destroy may
+// come while that work is pending (plugin.h).
+struct FlagStorage {
+  Device* device = nullptr;
+  uint64_t* value = nullptr;  // 64-byte aligned, own cache line
+  cl_mem mem = nullptr;
+  axl_devaddr address = 0;
+  ~FlagStorage();
+};
+
+struct Flag {
+  std::shared_ptr<FlagStorage> storage;
+};
 
 struct Kernel {
   std::string name;
@@ -193,8 +212,63 @@ axl_status cl_fail(const char* call, cl_int result, const std::string& context =
 // The axl status an OpenCL result maps to.
 axl_status status_of(cl_int result) noexcept;
 
-// The queue's host thread (host callbacks), started on first use (queue.cpp).
+// The queue's host thread (host callbacks, flags), started on first use
+// (queue.cpp).
 common::WorkQueue& host_queue(Queue& q);
+
+// Enqueues `step()` to run on the queue's host thread after all earlier work
+// on `q`, with the queue's later work held until it returned: a marker the
+// host thread waits for (clWaitForEvents), then the step, then a user event
+// (clCreateUserEvent) that a barrier in the queue waits on is set complete.
+// Not clSetEventCallback: PoCL runs a callback on an event that is already
+// complete inside clSetEventCallback, on the enqueuing thread, and the ABI
+// runs host work on a backend thread. A failed marker skips the step and
+// fails the user event, so the work behind it fails as a failed stream's
+// would. `slot` names the caller in messages.
+template <class Step>
+axl_status host_step(Queue& q, const char* slot, Step step) {
+  const ClApi& c = backend().cl;
+  cl_int r = CL_SUCCESS;
+  cl_event gate = c.clCreateUserEvent(q.device->context(), &r);
+  if (r != CL_SUCCESS) return cl_fail("clCreateUserEvent", r);
+  cl_event marker = nullptr;
+  if ((r = c.clEnqueueMarkerWithWaitList(q.queue, 0, nullptr, &marker)) != CL_SUCCESS) {
+    c.clReleaseEvent(gate);
+    return cl_fail("clEnqueueMarkerWithWaitList", r);
+  }
+  if ((r = c.clEnqueueBarrierWithWaitList(q.queue, 1, &gate, nullptr)) != CL_SUCCESS) {
+    c.clSetUserEventStatus(gate, CL_COMPLETE);
+    c.clReleaseEvent(gate);
+    c.clReleaseEvent(marker);
+    return cl_fail("clEnqueueBarrierWithWaitList", r);
+  }
+  c.clFlush(q.queue);
+  const axl_status s = host_queue(q).enqueue(
+      common::OpInfo{common::OpKind::kHostFn, 0},
+      [marker, gate, step = std::move(step)](std::string& message) mutable -> axl_status {
+        const ClApi& api = backend().cl;
+        cl_int status = CL_COMPLETE;
+        const cl_int w = api.clWaitForEvents(1, &marker);
+        if (w == CL_SUCCESS)
+          api.clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+        else
+          status = w;
+        if (status == CL_COMPLETE) step();
+        api.clSetUserEventStatus(gate, status == CL_COMPLETE ? CL_COMPLETE : (status < 0 ? status : -1));
+        api.clReleaseEvent(gate);
+        api.clReleaseEvent(marker);
+        if (status == CL_COMPLETE) return AXL_SUCCESS;
+        message = common::str("host work skipped: the work before it failed: ", result_name(status));
+        return status_of(status);
+      });
+  if (s != AXL_SUCCESS) {
+    c.clSetUserEventStatus(gate, CL_COMPLETE);  // the queue must not wait for it
+    c.clReleaseEvent(gate);
+    c.clReleaseEvent(marker);
+    return fail(s, common::str(slot, ": ", common::WorkQueue::refusal_message()));
+  }
+  return AXL_SUCCESS;
+}
 
 // ---- table slots (one .cpp per concept) ---------------------------------------
 // Their contracts are the comments on the slots in axl/plugin.h; the

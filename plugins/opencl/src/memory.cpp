@@ -32,6 +32,24 @@ axl_status Device::locate(uint64_t address, uint64_t bytes, const char* slot, Lo
                           ") is not inside an allocation of OpenCL device ", index));
 }
 
+axl_devaddr Device::adopt(cl_mem mem, uint64_t bytes, bool flag) {
+  // A range of its own, one alignment unit longer than the buffer, so an
+  // end address never equals the next buffer's start.
+  const uint64_t base = backend().next_address.fetch_add(round_up(bytes, kDeviceAlign) + kDeviceAlign);
+  std::lock_guard<std::mutex> lk(mem_mu);
+  buffers.emplace(base, Buffer{mem, bytes, flag});
+  return base;
+}
+
+cl_mem Device::forget(axl_devaddr address, bool flag) {
+  std::lock_guard<std::mutex> lk(mem_mu);
+  auto it = buffers.find(address);
+  if (it == buffers.end() || it->second.flag != flag) return nullptr;
+  cl_mem mem = it->second.mem;
+  buffers.erase(it);
+  return mem;
+}
+
 axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept {
   return guarded("memory_alloc", [&]() -> axl_status {
     if (out_address == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "memory_alloc: out_address is NULL");
@@ -47,14 +65,7 @@ axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_add
     if (r != CL_SUCCESS || mem == nullptr)
       return cl_fail("clCreateBuffer", r, common::str(bytes, " bytes"),
                      AXL_ERROR_OUT_OF_DEVICE_MEMORY);
-    // A range of its own, one alignment unit longer than the buffer, so an
-    // end address never equals the next buffer's start.
-    const uint64_t base = backend().next_address.fetch_add(round_up(bytes, kDeviceAlign) + kDeviceAlign);
-    {
-      std::lock_guard<std::mutex> lk(d.mem_mu);
-      d.buffers.emplace(base, Buffer{mem, bytes});
-    }
-    *out_address = base;
+    *out_address = d.adopt(mem, bytes);
     return AXL_SUCCESS;
   });
 }
@@ -62,17 +73,12 @@ axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_add
 axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept {
   return guarded("memory_free", [&]() -> axl_status {
     Device& d = *from(device);
-    cl_mem mem = nullptr;
-    {
-      std::lock_guard<std::mutex> lk(d.mem_mu);
-      auto it = d.buffers.find(address);
-      if (it == d.buffers.end())
-        return fail(AXL_ERROR_INVALID_ARGUMENT,
-                    common::str("memory_free: 0x", std::hex, address,
-                                " is not an allocation of this OpenCL device"));
-      mem = it->second.mem;
-      d.buffers.erase(it);
-    }
+    // A flag's buffer is in the address space too, but is the flag's to free.
+    cl_mem mem = d.forget(address);
+    if (mem == nullptr)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("memory_free: 0x", std::hex, address,
+                              " is not an allocation of this OpenCL device"));
     // The core guarantees no queued work uses it; OpenCL would keep it alive
     // for such work anyway (commands hold their memory objects).
     if (cl_int r = cl().clReleaseMemObject(mem)) return cl_fail("clReleaseMemObject", r);

@@ -350,12 +350,10 @@ const axl_plugin_info kInfo = {
 };
 
 // Slots left NULL in this first stage (plugins/opencl/STATUS.md says what
-// each needs): options, memory info, peers and flags.
-constexpr std::array<std::string_view, 11> kOmitted{
-    "backend_set_option",  "device_get_memory_info", "device_can_access_peer",
-    "device_enable_peer_access", "queue_copy_peer",
-    "queue_wait_flag", "queue_write_flag", "flag_create", "flag_destroy",
-    "flag_get_device_address", "flag_get_host_address"};
+// each needs): options, memory info and peers.
+constexpr std::array<std::string_view, 5> kOmitted{
+    "backend_set_option", "device_get_memory_info", "device_can_access_peer",
+    "device_enable_peer_access", "queue_copy_peer"};
 // constexpr: the table is in read-only data, complete before any caller.
 constexpr axl_plugin_table kTable = AXL_PLUGIN_TABLE(kOmitted);
 

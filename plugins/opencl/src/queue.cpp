@@ -151,56 +151,7 @@ axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_
 axl_status queue_enqueue_host_fn(axl_pqueue queue, axl_host_fn fn, void* user_data) noexcept {
   return guarded("queue_enqueue_host_fn", [&]() -> axl_status {
     if (fn == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "queue_enqueue_host_fn: fn is NULL");
-    Queue& q = *from(queue);
-    const ClApi& c = cl();
-    cl_int r = CL_SUCCESS;
-    cl_event gate = c.clCreateUserEvent(q.device->context(), &r);
-    if (r != CL_SUCCESS) return cl_fail("clCreateUserEvent", r);
-    cl_event marker = nullptr;
-    if ((r = c.clEnqueueMarkerWithWaitList(q.queue, 0, nullptr, &marker)) != CL_SUCCESS) {
-      c.clReleaseEvent(gate);
-      return cl_fail("clEnqueueMarkerWithWaitList", r);
-    }
-    // Later work waits behind the gate, so the queue's order holds across
-    // the callback.
-    if ((r = c.clEnqueueBarrierWithWaitList(q.queue, 1, &gate, nullptr)) != CL_SUCCESS) {
-      c.clSetUserEventStatus(gate, CL_COMPLETE);
-      c.clReleaseEvent(gate);
-      c.clReleaseEvent(marker);
-      return cl_fail("clEnqueueBarrierWithWaitList", r);
-    }
-    c.clFlush(q.queue);
-    // Not clSetEventCallback: PoCL runs a callback on an event that is
-    // already complete inside clSetEventCallback, on the enqueuing thread,
-    // and the ABI runs host callbacks on a backend thread. The host thread
-    // runs them one after another, in queue order.
-    axl_status s = host_queue(q).enqueue(
-        common::OpInfo{common::OpKind::kHostFn, 0},
-        [marker, gate, fn, user_data](std::string& message) -> axl_status {
-          const ClApi& api = cl();
-          cl_int status = CL_COMPLETE;
-          cl_int w = api.clWaitForEvents(1, &marker);
-          if (w == CL_SUCCESS)
-            api.clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
-          else
-            status = w;
-          if (status == CL_COMPLETE) fn(user_data);
-          // Opened even on failure, so the queue does not wait forever; a
-          // negative status fails the work behind it, as a failed stream would.
-          api.clSetUserEventStatus(gate, status == CL_COMPLETE ? CL_COMPLETE : (status < 0 ? status : -1));
-          api.clReleaseEvent(gate);
-          api.clReleaseEvent(marker);
-          if (status == CL_COMPLETE) return AXL_SUCCESS;
-          message = common::str("host callback skipped: the work before it failed: ", result_name(status));
-          return status_of(status);
-        });
-    if (s != AXL_SUCCESS) {
-      c.clSetUserEventStatus(gate, CL_COMPLETE);  // the queue must not wait for it
-      c.clReleaseEvent(gate);
-      c.clReleaseEvent(marker);
-      return fail(s, common::str("queue_enqueue_host_fn: ", common::WorkQueue::refusal_message()));
-    }
-    return AXL_SUCCESS;
+    return host_step(*from(queue), "queue_enqueue_host_fn", [fn, user_data] { fn(user_data); });
   });
 }
 
