@@ -7,8 +7,12 @@ set -euo pipefail
 # clang + libclang-rt-dev: the libFuzzer build of tests/fuzz (scripts/test.sh).
 # libamdhip64-dev: the HIP headers the hip plugin builds against;
 # libamdhip64-5: the real HIP runtime its no-device tests run against.
+# opencl-headers, ocl-icd-opencl-dev: the OpenCL headers the opencl plugin
+# builds against; ocl-icd-libopencl1: the ICD loader it dlopen()s;
+# pocl-opencl-icd: PoCL, the OpenCL driver for the CPU its tests run on.
 pkgs=(cmake g++ make binutils pkgconf libspdlog-dev catch2 libbenchmark-dev python3 python3-venv python3-dev
-      libze-dev libze1 clang libclang-rt-dev libamdhip64-dev libamdhip64-5)
+      libze-dev libze1 clang libclang-rt-dev libamdhip64-dev libamdhip64-5
+      opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1 pocl-opencl-icd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
