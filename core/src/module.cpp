@@ -103,9 +103,12 @@ AXL_API axl_status axl_module_compile(axl_device_t device, int32_t language, con
     if (!d) return AXL_ERROR_INVALID_HANDLE;
     if (!out) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_module_compile: out_module is NULL");
     if (!source || !*source) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_module_compile: source is empty");
-    if (language != AXL_SOURCE_LANGUAGE_CUDA && language != AXL_SOURCE_LANGUAGE_HIP)
+    // The backend says whether it compiles this language; the core only
+    // refuses values no enums.h names.
+    if (language < AXL_SOURCE_LANGUAGE_CUDA || language > AXL_SOURCE_LANGUAGE_OPENCL_C)
       return fail(AXL_ERROR_INVALID_ARGUMENT,
-                  "axl_module_compile: language %d is not AXL_SOURCE_LANGUAGE_CUDA (1) or _HIP (2)", language);
+                  "axl_module_compile: language %d is not AXL_SOURCE_LANGUAGE_CUDA (1), _HIP (2) or _OPENCL_C (3)",
+                  language);
     if (num_options != 0 && !options)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_module_compile: num_options is %u but options is NULL",
                   num_options);

@@ -67,7 +67,10 @@ enum {
    * are declared extern "C" (NVRTC mangles other names). */
   AXL_SOURCE_LANGUAGE_CUDA = 1,
   /* HIP C++ as hipRTC compiles it; extern "C" as for CUDA. */
-  AXL_SOURCE_LANGUAGE_HIP = 2
+  AXL_SOURCE_LANGUAGE_HIP = 2,
+  /* OpenCL C as clBuildProgram compiles it (ABI 1.4 / plugin ABI 1.3);
+   * kernels are looked up by their __kernel name. */
+  AXL_SOURCE_LANGUAGE_OPENCL_C = 3
 };
 
 /* Known kernels each backend can hand out without a compiler, so the

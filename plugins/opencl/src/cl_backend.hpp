@@ -154,10 +154,8 @@ class Module {
   ~Module();
 };
 
-// OpenCL C has no AXL_SOURCE_LANGUAGE_* value yet (plugins/opencl/STATUS.md,
-// ABI item): module_compile takes this one, the next free value, until
-// axl/enums.h appends it.
-inline constexpr int32_t kSourceLanguageOpenclC = 3;
+// The one source language module_compile takes.
+inline constexpr int32_t kSourceLanguageOpenclC = AXL_SOURCE_LANGUAGE_OPENCL_C;
 
 // What discovery found, once per process.
 struct Discovery {
