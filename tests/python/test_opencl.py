@@ -205,3 +205,38 @@ def test_no_device_says_so(tmp_path):
         pytest.skip("no OpenCL ICD loader (libOpenCL.so.1) is installed")
     out = _no_opencl({"OCL_ICD_VENDORS": str(tmp_path)})
     assert "found no platform" in out and "OCL_ICD_VENDORS" in out, out
+
+
+def test_a_foreign_kdlopencl_capsule_is_refused():
+    """Another producer's OpenCL tensor holds a cl_mem, not an address axl
+    can wrap: from_dlpack refuses it before looking for the device (so no
+    OpenCL device is needed here)."""
+    import ctypes
+
+    from axl.driver import Buffer
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+
+    class Versioned(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                    ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+    shape = (ctypes.c_int64 * 1)(4)
+    m = Versioned(1, 1, None, None, 0, DLTensor(0x1234, 4, 0, 1, 2, 32, 1, shape, None, 0))  # float32[4]
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule = new(ctypes.addressof(m), b"dltensor_versioned", None)
+
+    class Producer:
+        def __dlpack__(self, **kwargs):
+            return capsule
+
+        def __dlpack_device__(self):
+            return (4, 0)
+
+    with pytest.raises(BufferError, match="OpenCL .*another producer holds a cl_mem"):
+        Buffer.from_dlpack(Producer())

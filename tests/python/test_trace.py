@@ -121,6 +121,8 @@ def test_accelerator_work_is_recorded_by_default(kind):
         copy = [e for e in t if e.kind is K.MEMCPY][0]
         assert copy.memcpy_kind is LaunchTraceEntry.MemcpyKind.HTOD and copy.memcpy_byte_size == 16
         assert copy.semantic_hash != 0 and copy.stream_index >= 0
+        if a.api == "opencl":  # the backend names the OpenCL call it made
+            assert copy.name == "clEnqueueWriteBuffer", copy.name
         with launch_trace(include_host=True) as t2:
             cpu.default_queue.launch(cpu._test_kernel(0), 1, 4, host_buf, np.uint32(4))
             a.default_queue.launch(a._test_kernel(0), 1, 4, dev, np.uint32(4))
