@@ -3,12 +3,18 @@
 
   1. discover devices and print them;
   2. pick the best device: the first usable accelerator, else the CPU;
-  3. get saxpy (the CPU module, or CUDA C++ compiled by NVRTC on a cuda
-     device), upload two numpy arrays, launch it, download;
+  3. get saxpy (the CPU module, CUDA C++ compiled by NVRTC on a cuda
+     device, or OpenCL C compiled by clBuildProgram on an opencl device),
+     upload two numpy arrays, launch it, download;
   4. check every element against the same arithmetic in numpy;
   5. print the device-side timings (events) and the launch trace.
 
 usage: python examples/quickstart.py [path/to/libaxl_example_kernels.so]
+
+On an OpenCL device, e.g. PoCL's CPU device (which axl counts as an
+accelerator only when asked, docs/python.md):
+
+  AXL_OPENCL_DEVICE_TYPES=all python examples/quickstart.py
 
 The kernel module is the CPU shared object built from
 examples/kernels/saxpy_cpu.c, shipped in the wheel (axl/kernels/). Without
@@ -30,7 +36,7 @@ import numpy as np
 
 import axl
 from axl import driver
-from axl.driver import CPU, Accelerator, AxlError, Buffer, DeviceEvent, LaunchTraceEntry
+from axl.driver import CPU, Accelerator, AxlError, Buffer, DeviceEvent, LaunchTraceEntry, UnsupportedError
 from axl.dtype import DType
 
 
@@ -43,6 +49,22 @@ extern "C" __global__ void saxpy(float alpha, const float* x, float* y, unsigned
     y[i] = alpha * x[i] + y[i];
 }
 """
+
+# The same saxpy in OpenCL C, for opencl devices: global = grid x block work
+# items. FP_CONTRACT OFF is OpenCL's --fmad=false.
+SAXPY_OPENCL = r"""
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void saxpy(float alpha, __global const float* x, __global float* y, uint n) {
+  for (uint i = get_global_id(0); i < n; i += get_global_size(0))
+    y[i] = alpha * x[i] + y[i];
+}
+"""
+
+# Run-time compiled saxpy per device api: (source, compiler options, name).
+SAXPY_SOURCES = {
+    "cuda": (SAXPY_CUDA, ["--fmad=false"], "saxpy.cu"),
+    "opencl": (SAXPY_OPENCL, [], "saxpy.cl"),
+}
 from axl.profiler import Tracer
 
 
@@ -53,8 +75,11 @@ def print_devices() -> None:
     print(f"{'device':<8} {'api':<8} {'model':<40} {'memory':>12}")
 
     def row(d: driver.Device) -> None:
-        gib = d.stats["total_memory"] / 2**30
-        print(f"{d.label + ':' + str(d.id):<8} {d.api:<8} {d.model_name[:40]:<40} {gib:8.2f} GiB")
+        try:
+            memory = f"{d.stats['total_memory'] / 2**30:8.2f} GiB"
+        except UnsupportedError:  # a backend without memory figures (opencl today) still runs kernels
+            memory = "unknown"
+        print(f"{d.label + ':' + str(d.id):<8} {d.api:<8} {d.model_name[:40]:<40} {memory:>12}")
 
     row(CPU())
     for i in range(driver.accelerator_count()):
@@ -115,17 +140,18 @@ def run(argv: list[str]) -> int:
     print_devices()
 
     device = pick_device()
-    # saxpy exists as a CPU shared object and as CUDA C++ compiled at run time
-    # (NVRTC); other accelerators fall back to the CPU.
-    if device.api not in ("cpu", "cuda"):
+    # saxpy exists as a CPU shared object and as source compiled at run time
+    # (CUDA C++, OpenCL C); other accelerators fall back to the CPU.
+    if device.api != "cpu" and device.api not in SAXPY_SOURCES:
         print(f"\n{device} ({device.model_name}, api {device.api}) is the best device, but this example "
               f"has no {device.api} build of saxpy; falling back to the CPU.")
         device = CPU()
-    print(f"\nusing {device}: {device.model_name}")
+    print(f"\nusing {device} (api {device.api}): {device.model_name}")
 
     try:
-        if device.api == "cuda":
-            saxpy = driver.Program(SAXPY_CUDA, device=device, options=["--fmad=false"], name="saxpy.cu").compile().kernel("saxpy")
+        if device.api in SAXPY_SOURCES:
+            source, options, name = SAXPY_SOURCES[device.api]
+            saxpy = driver.Program(source, device=device, options=options, name=name).compile().kernel("saxpy")
         else:
             module_path = kernel_module_path(argv)
             saxpy = device.load_module(module_path, format="shared_object").kernel("saxpy")

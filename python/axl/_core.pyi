@@ -126,7 +126,7 @@ class Module:
     def device(self) -> Device: ...
 
 class Program:
-    """Source compiled at run time for one device (NVRTC on cuda)."""
+    """Source compiled at run time for one device (NVRTC on cuda, clBuildProgram on opencl)."""
 
     def __init__(
         self,

@@ -45,8 +45,10 @@ struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 };
 constexpr uint64_t kFlagReadOnly = 1ull << 0, kFlagIsCopied = 1ull << 1, kFlagSubbytePadded = 1ull << 2;
-enum : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12,
-                 kDLOneAPI = 14 };
+// DLDeviceType values (dlpack.h, DLPack 1.1: kDLCPU = 1, kDLCUDA = 2,
+// kDLCUDAHost = 3, kDLOpenCL = 4, ..., kDLOneAPI = 14).
+enum : int32_t { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLROCM = 10, kDLROCMHost = 11,
+                 kDLExtDev = 12, kDLOneAPI = 14 };
 constexpr const char* kVersioned = "dltensor_versioned";
 constexpr const char* kUsedVersioned = "used_dltensor_versioned";
 constexpr const char* kLegacy = "dltensor";
@@ -90,6 +92,7 @@ DLDevice dl_device_of(BufferObj& b) {
   if (backend == "hip") return b.pinned ? DLDevice{kDLROCMHost, 0} : DLDevice{kDLROCM, id};
   if (b.pinned) return {kDLCPU, 0};  // plain host memory to every consumer
   if (backend == "level_zero") return {kDLOneAPI, id};
+  if (backend == "opencl") return {kDLOpenCL, id};
   return {kDLExtDev, id};
 }
 
@@ -132,6 +135,12 @@ void capsule_destructor(PyObject* capsule, const char* name) {
 void destroy_versioned(PyObject* c) { capsule_destructor<DLManagedTensorVersioned>(c, kVersioned); }
 void destroy_legacy(PyObject* c) { capsule_destructor<DLManagedTensor>(c, kLegacy); }
 
+// data is the host pointer of host-visible memory, else the device address
+// kernels receive. On opencl that address is the backend's synthetic one for
+// a cl_mem (no host or driver can dereference it), not the cl_mem handle
+// dlpack.h asks for, because axl.h names memory by address and hands out no
+// cl_mem: host consumers (numpy) refuse the device type, an OpenCL consumer
+// cannot use it, axl's own from_dlpack wraps it back (docs/python.md).
 void fill_tensor(DLTensor& t, BufferObj& b, ExportCtx& ctx) {
   const uint64_t addr = b.buffer.device_address();
   void* host = b.host_visible ? b.buffer.host_pointer() : nullptr;
@@ -228,6 +237,7 @@ axl_device_t device_for(DLDevice d) {
   const char* backend = d.device_type == kDLCUDA ? "cuda"
                         : d.device_type == kDLROCM ? "hip"
                         : d.device_type == kDLOneAPI ? "level_zero"
+                        : d.device_type == kDLOpenCL ? "opencl"
                         : d.device_type == kDLExtDev ? "virtual" : nullptr;
   if (backend) {
     const uint32_t n = axl::Device::count("gpu");
@@ -263,6 +273,14 @@ py::tuple import_capsule(py::capsule capsule) {
   } else {
     throw py::type_error("from_dlpack: expected a 'dltensor' or 'dltensor_versioned' capsule (already consumed?)");
   }
+  // An OpenCL tensor's data is a cl_mem handle by DLPack's definition; axl's
+  // own exports carry its device address instead (see fill_tensor), the only
+  // form the core can wrap, so only those are imported.
+  const bool ours = ctx->versioned ? ctx->versioned->deleter == export_deleter<DLManagedTensorVersioned>
+                                   : ctx->legacy->deleter == export_deleter<DLManagedTensor>;
+  if (t->device.device_type == kDLOpenCL && !ours)
+    throw py::buffer_error("from_dlpack: an OpenCL (kDLOpenCL) tensor from another producer holds a cl_mem, "
+                           "which axl cannot wrap; copy it to the host first");
   if (t->ndim < 0 || t->ndim > AXL_MAX_RANK)
     throw py::buffer_error("from_dlpack: ndim " + std::to_string(t->ndim) + " is outside 0.." +
                            std::to_string(AXL_MAX_RANK));

@@ -1,6 +1,6 @@
 // axl.driver.Program: source code compiled at run time for one device by its
-// backend's compiler (NVRTC on cuda) through axl_module_compile, so every
-// binding shares one compiler path. An axl extension (MAX compiles through
+// backend's compiler (NVRTC on cuda, hipRTC on hip, clBuildProgram on opencl)
+// through axl_module_compile, so every binding shares one compiler path. An axl extension (MAX compiles through
 // its graph compiler instead).
 #include <pybind11/stl.h>
 
@@ -12,20 +12,48 @@ namespace axlpy {
 
 namespace {
 
+// The source languages: the one list the constructor, the language property
+// and the error text derive from. A device whose api is `api` compiles
+// `name` unless the user names another language.
+struct Language {
+  const char* name;
+  int32_t code;
+  const char* api;
+  const char* default_program_name;
+};
+constexpr Language kLanguages[] = {
+    {"cuda", AXL_SOURCE_LANGUAGE_CUDA, "cuda", "axl_program.cu"},
+    {"hip", AXL_SOURCE_LANGUAGE_HIP, "hip", "axl_program.cu"},
+    {"opencl", AXL_SOURCE_LANGUAGE_OPENCL_C, "opencl", "axl_program.cl"},
+};
+// Devices of any other api (the cpu, virtual devices) are given CUDA C++, as
+// before there were other languages; their backends refuse it if they have
+// no compiler.
+constexpr const Language& kFallback = kLanguages[0];
+
+const Language& language_named(const std::string& name) {
+  std::string known;
+  for (const Language& l : kLanguages) {
+    if (name == l.name) return l;
+    known += std::string(known.empty() ? "'" : ", '") + l.name + "'";
+  }
+  throw py::value_error("Program language '" + name + "' is not one of " + known);
+}
+
+const Language& language_of_api(const std::string& api) {
+  for (const Language& l : kLanguages)
+    if (api == l.api) return l;
+  return kFallback;
+}
+
 struct ProgramObj {
   std::string source;
   std::string name;
   std::vector<std::string> options;
-  int32_t language = AXL_SOURCE_LANGUAGE_CUDA;
+  const Language* language = &kFallback;
   axl_device_t device = nullptr;  // process lifetime; not counted
   py::object module;              // the compiled Module once compile() ran
 };
-
-int32_t language_code(const std::string& language) {
-  if (language == "cuda") return AXL_SOURCE_LANGUAGE_CUDA;
-  if (language == "hip") return AXL_SOURCE_LANGUAGE_HIP;
-  throw py::value_error("Program language '" + language + "' is not 'cuda' or 'hip'");
-}
 
 }  // namespace
 
@@ -35,10 +63,14 @@ Source code compiled at run time for one device (axl extension).
 
 ``Program(source, device=gpu, options=("-DN=4",), name="k.cu").compile()``
 compiles with the device backend's compiler (NVRTC for CUDA C++ on cuda
-devices) and returns a :class:`Module`; ``module.kernel("name")`` then gives a
-launchable :class:`Kernel`. Kernels looked up by name are declared
-``extern "C"``. A program that does not compile raises InvalidArgumentError
-(a ValueError) whose message carries the compiler's log; a backend without a
+devices, hipRTC for HIP C++ on hip devices, clBuildProgram for OpenCL C on
+opencl devices) and returns a :class:`Module`; ``module.kernel("name")``
+then gives a launchable :class:`Kernel`. ``language`` is ``"cuda"``,
+``"hip"`` or ``"opencl"`` (OpenCL C); by default the device's own (by its
+api), CUDA C++ on other devices. CUDA and HIP kernels looked up by name are
+declared ``extern "C"``; OpenCL C kernels are found by their ``__kernel``
+name. A program that does not compile raises InvalidArgumentError (a
+ValueError) whose message carries the compiler's log; a backend without a
 run-time compiler raises UnsupportedError.
 )doc")
       .def(py::init([](std::string source, py::handle device, std::vector<std::string> options,
@@ -52,15 +84,10 @@ run-time compiler raises UnsupportedError.
              p->source = std::move(source);
              for (const std::string& o : options) c_string(o, "compiler option");
              p->options = std::move(options);
-             p->name = name.value_or("axl_program.cu");
+             p->language = language ? &language_named(*language)
+                                    : &language_of_api(axl::Unowned<axl::Device>(p->device)->info().api);
+             p->name = name.value_or(p->language->default_program_name);
              c_string(p->name, "program name");
-             if (language) {
-               p->language = language_code(*language);
-             } else {
-               // The device's own language: hip devices compile HIP C++.
-               const bool hip = axl::Unowned<axl::Device>(p->device)->info().api == "hip";
-               p->language = hip ? AXL_SOURCE_LANGUAGE_HIP : AXL_SOURCE_LANGUAGE_CUDA;
-             }
              return p;
            }),
            py::arg("source"), py::kw_only(), py::arg("device"), py::arg("options") = std::vector<std::string>{},
@@ -71,7 +98,7 @@ run-time compiler raises UnsupportedError.
             if (self.module) return self.module;
             const axl::Unowned<axl::Device> dev(self.device);
             axl::Module compiled = without_gil([&] {
-              return dev->compile_module(self.source, self.options, self.name, self.language);
+              return dev->compile_module(self.source, self.options, self.name, self.language->code);
             });
             auto mod = std::make_unique<ModuleObj>();
             mod->module = std::move(compiled);
@@ -84,9 +111,7 @@ run-time compiler raises UnsupportedError.
       .def_property_readonly("source", [](ProgramObj& self) { return self.source; })
       .def_property_readonly("name", [](ProgramObj& self) { return self.name; })
       .def_property_readonly("options", [](ProgramObj& self) { return self.options; })
-      .def_property_readonly("language", [](ProgramObj& self) {
-        return self.language == AXL_SOURCE_LANGUAGE_HIP ? "hip" : "cuda";
-      })
+      .def_property_readonly("language", [](ProgramObj& self) { return self.language->name; })
       .def_property_readonly("device", [](ProgramObj& self) { return device_object(self.device); })
       .def("__repr__", [](ProgramObj& self) {
         return "Program('" + self.name + "', device=" + device_text(self.device) + ")";

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 for _var in list(os.environ):
-    if _var in ("AXL_PLUGINS", "AXL_PLUGIN_PATH", "AXL_PLUGINS_DISABLE") or _var.startswith("AXL_VIRTUAL_"):
+    if (_var in ("AXL_PLUGINS", "AXL_PLUGIN_PATH", "AXL_PLUGINS_DISABLE", "AXL_OPENCL_DEVICE_TYPES")
+            or _var.startswith("AXL_VIRTUAL_")):
         del os.environ[_var]
 
 import axl  # noqa: E402
@@ -38,6 +39,89 @@ needs_virtual = pytest.mark.skipif(
 )
 
 
+# ------------------------------------------------------- accelerator kinds
+# The accelerators the device tests run on, each in child interpreters
+# because discovery reads the environment once per process: the virtual
+# backend (always there) and a real OpenCL driver (PoCL's CPU device in CI,
+# counted as an accelerator only when AXL_OPENCL_DEVICE_TYPES asks for it).
+
+
+class AcceleratorKind:
+    """One kind of accelerator: the AXL_* environment of a child that has
+    it and the api that picks it among the child's accelerators (None: the
+    first accelerator)."""
+
+    def __init__(self, name: str, env: dict[str, str], api: str | None, plugin: str):
+        self.name, self.env, self.api, self.plugin = name, env, api, plugin
+
+    def pick_code(self, var: str = "dev") -> str:
+        """Python source that binds ``var`` to this kind's accelerator (in a
+        child started with ``env``)."""
+        return (f"import axl.driver as _axl_driver\n"
+                f"{var} = next(d for d in (_axl_driver.Accelerator(_i) "
+                f"for _i in range(_axl_driver.accelerator_count())) if {self.api!r} in (None, d.api))\n")
+
+    def unavailable(self) -> str | None:
+        """Why a child with ``env`` has no such accelerator, or None. Asked
+        once per kind per session, by a child interpreter."""
+        if self.name not in _UNAVAILABLE:
+            _UNAVAILABLE[self.name] = self._probe()
+        return _UNAVAILABLE[self.name]
+
+    def _probe(self) -> str | None:
+        if not (PLUGIN_DIR / self.plugin).exists():
+            return f"the {self.name} plugin is not installed ({PLUGIN_DIR / self.plugin})"
+        if self.api is None:
+            return None
+        p = run_py(f"""
+            import axl.driver as d
+            from axl import _core
+            n = d.accelerator_count()
+            if any(d.Accelerator(i).api == {self.api!r} for i in range(n)):
+                print("@@OK")
+            else:
+                recs = [r for r in _core._plugin_records() if r["name"] == {self.name!r}]
+                print("@@NO " + (recs[0]["reason"] if recs else "no {self.name} plugin was discovered"))
+        """, env=self.env, check=False)
+        for line in p.stdout.splitlines():
+            if line == "@@OK":
+                return None
+            if line.startswith("@@NO "):
+                return f"no {self.name} accelerator with {self.env}: {line[5:]}"
+        return f"probing for a {self.name} accelerator failed (exit {p.returncode}): {p.stderr[-2000:]}"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_UNAVAILABLE: dict[str, str | None] = {}
+
+VIRTUAL = AcceleratorKind("virtual", {"AXL_VIRTUAL_DEVICES": "1"}, None, "libaxl_plugin_virtual.so")
+OPENCL = AcceleratorKind("opencl", {"AXL_OPENCL_DEVICE_TYPES": "all"}, "opencl", "libaxl_plugin_opencl.so")
+ACCELERATOR_KINDS = (VIRTUAL, OPENCL)
+
+
+def skip_unless_available(kind: AcceleratorKind) -> None:
+    reason = kind.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def on_accelerator_kinds(fn=None, *, kinds=ACCELERATOR_KINDS):
+    """Parametrizes a test over ``kinds`` as its ``kind`` argument (an
+    AcceleratorKind); a kind this machine lacks skips, saying why."""
+    def deco(f):
+        return pytest.mark.parametrize("kind", [pytest.param(k, id=k.name) for k in kinds])(f)
+    return deco(fn) if fn is not None else deco
+
+
+@pytest.fixture(autouse=True)
+def _skip_missing_accelerator_kind(request):
+    kind = getattr(request.node, "callspec", None) and request.node.callspec.params.get("kind")
+    if isinstance(kind, AcceleratorKind):
+        skip_unless_available(kind)
+
+
 def run_py(code: str, env: dict[str, str] | None = None, timeout: float = 120,
            check: bool = True) -> subprocess.CompletedProcess:
     """Runs ``code`` in a fresh interpreter with the AXL_* environment of
@@ -51,6 +135,12 @@ def run_py(code: str, env: dict[str, str] | None = None, timeout: float = 120,
     if check and p.returncode != 0:
         pytest.fail(f"child exited {p.returncode}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}")
     return p
+
+
+def run_on(kind: AcceleratorKind, code: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """``run_py(code)`` in a child with ``kind``'s environment (plus ``env``)
+    where ``dev`` is already that kind's accelerator."""
+    return run_py(kind.pick_code("dev") + textwrap.dedent(code), env={**kind.env, **(env or {})}, **kwargs)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 from axl.driver import CPU, Buffer
 from axl.dtype import DType
 
-from conftest import needs_virtual, run_py
+from conftest import on_accelerator_kinds, run_on, run_py
 
 NUMPY_DTYPES = [d for d in DType if d.is_integral() or d in (DType.bool, DType.float16, DType.float32, DType.float64)]
 
@@ -98,17 +98,17 @@ def test_zeros(cpu):
     Buffer.zeros((0,), DType.uint8)
 
 
-@needs_virtual
-def test_buffers_on_an_accelerator():
-    run_py("""
+@on_accelerator_kinds
+def test_buffers_on_an_accelerator(kind):
+    run_on(kind, """
         import numpy as np
-        from axl.driver import Accelerator, Buffer
+        from axl.driver import Buffer
         from axl.dtype import DType
-        a = Accelerator()
+        a = dev
         src = np.arange(1000, dtype=np.float32)
         b = Buffer.from_numpy(src, device=a)
         assert b.device is a and not b.is_host
         np.testing.assert_array_equal(b.to_numpy(), src)
         z = Buffer.zeros((10,), DType.int64, a)
         assert (z.to_numpy() == 0).all()
-    """, env={"AXL_VIRTUAL_DEVICES": "1"})
+    """)

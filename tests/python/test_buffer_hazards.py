@@ -9,8 +9,10 @@ reads since, and nothing else: never for the whole device or queue.
 
 Blocking is shown with gates (a queue waiting on a CompletionFlag that the
 test opens later) and, on the virtual device, with simulated latency, under
-which a reader that does not wait sees the old bytes on every run. Every
-wait that could hang runs in a thread with a timeout, so a bug fails.
+which a reader that does not wait sees the old bytes on every run. The
+hazard cases that need no latency also run on PoCL's OpenCL device
+(``on_accelerators``). Every wait that could hang runs in a thread with a
+timeout, so a bug fails.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from axl.driver import (
 )
 from axl.dtype import DType
 
-from test_buffer_model import on_devices, on_virtual, put, read, same
+from test_buffer_model import on_accelerators, on_devices, on_virtual, put, read, same
 
 LATENCY = {"AXL_VIRTUAL_LATENCY_US": "250000"}  # 0.25 s per copy and fill
 
@@ -150,7 +152,7 @@ def test_staging_on_the_cpu(cpu):
     same(z, np.zeros(5, np.float32))  # the fill is waited for by the read
 
 
-@on_virtual()
+@on_accelerators()
 def test_staging_on_an_accelerator(dev):
     for usage in (Usage.STAGING, Usage.STAGING | Usage.UNTRACKED):
         s = Buffer(DType.int16, (2, 4), dev, usage=usage)
@@ -427,9 +429,9 @@ def test_untracked_host_write_does_not_wait(cpu):
     q.synchronize()
 
 
-# ------------------------------------------------ hazards on the virtual device
+# ------------------------------------------------ hazards on accelerators
 
-@on_virtual(**LATENCY)
+@on_accelerators(**LATENCY)
 def test_copy_into_staging_is_waited_for(dev):
     ref = np.arange(64, dtype=np.float32).reshape(8, 8)
     src = put(ref, dev)
@@ -458,7 +460,7 @@ def test_untracked_staging_is_not_waited_for(dev):
     np.testing.assert_array_equal(st.to_numpy(), np.arange(16))
 
 
-@on_virtual(**LATENCY)
+@on_accelerators(**LATENCY)
 def test_device_buffer_reads_see_enqueued_work(dev):
     """MAX's DRIV-311 contracts 1 and 2 for device memory: to_numpy,
     __dlpack__-based reads and item() never return data older than work
@@ -472,7 +474,7 @@ def test_device_buffer_reads_see_enqueued_work(dev):
     assert c[9].item() == 9
 
 
-@on_virtual(**LATENCY)
+@on_accelerators(**LATENCY)
 def test_device_buffer_written_on_another_queue(dev):
     """A host read of device memory is never older than the work that wrote
     it, whichever queue that work ran on."""
@@ -493,7 +495,7 @@ def test_device_buffer_written_on_another_queue(dev):
     np.testing.assert_array_equal(np.from_dlpack(f, device="cpu"), np.arange(8))
 
 
-@on_virtual(**LATENCY)
+@on_accelerators(**LATENCY)
 def test_host_write_waits_for_a_pending_device_read(dev):
     q = DeviceQueue(dev)
     st = Buffer(DType.int32, (4,), q, usage=Usage.STAGING)
@@ -506,7 +508,7 @@ def test_host_write_waits_for_a_pending_device_read(dev):
     assert st[0].item() == 100
 
 
-@on_virtual(**LATENCY)
+@on_accelerators(**LATENCY)
 def test_untracked_staging_write_does_not_wait(dev):
     q = DeviceQueue(dev)
     st = Buffer(DType.int32, (4,), q, usage=Usage.STAGING | Usage.UNTRACKED)
@@ -517,7 +519,7 @@ def test_untracked_staging_write_does_not_wait(dev):
     q.synchronize()
 
 
-@on_virtual(**LATENCY)
+@on_accelerators(**LATENCY)
 def test_staging_reads_wait_only_for_their_own_producer(dev):
     own = DeviceQueue(dev)
     src = Buffer(DType.int16, (6,), own)

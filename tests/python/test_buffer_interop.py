@@ -22,7 +22,7 @@ from axl import _core
 from axl.driver import CPU, Buffer
 from axl.dtype import DType
 
-from test_buffer_model import on_virtual, put, same
+from test_buffer_model import on_accelerators, on_virtual, put, same
 
 # ------------------------------------------------------------ DLPack structs
 # DLPack 1.x (dlpack.h); read straight from the capsule to check what a
@@ -223,7 +223,7 @@ def test_to_numpy_of_host_buffers_aliases():
     np.testing.assert_array_equal(b[::-1, 1].to_numpy(), a[::-1, 1])
 
 
-@on_virtual()
+@on_accelerators()
 def test_to_numpy_of_device_memory_copies(dev):
     ref = np.arange(12, dtype=np.float32).reshape(3, 4)
     b = put(ref, dev)
@@ -235,7 +235,7 @@ def test_to_numpy_of_device_memory_copies(dev):
     np.testing.assert_array_equal(b[::-1, ::3].to_numpy(), ref[::-1, ::3])
 
 
-@on_virtual()
+@on_accelerators()
 def test_to_numpy_of_staging_memory_aliases(dev):
     from axl.driver import Usage
 

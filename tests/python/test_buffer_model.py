@@ -3,9 +3,10 @@ documented improvements): construction, properties, indexing and views,
 reinterpreting views, contiguous(), copy(), to(), inplace_copy_from
 (non-contiguous endpoints included), zeros, scalar, item, str and repr.
 
-Most tests take a device and run twice: on CPU() in this process, and on a
-virtual accelerator (device memory the host cannot read) in one child
-interpreter per test module, see ``on_devices``. test_buffer_interop,
+Most tests take a device and run on CPU() in this process and on each kind
+of accelerator (conftest.ACCELERATOR_KINDS: the virtual backend, and PoCL's
+OpenCL device where installed; device memory the host cannot read) in one
+child interpreter per test module and kind, see ``on_devices``. test_buffer_interop,
 test_buffer_hazards and test_buffer_random import that harness from here.
 """
 
@@ -26,13 +27,11 @@ import pytest
 from axl.driver import CPU, Buffer, DeviceQueue
 from axl.dtype import DType
 
-from conftest import needs_virtual
+from conftest import ACCELERATOR_KINDS, VIRTUAL, AcceleratorKind, skip_unless_available
 
 # ------------------------------------------------------------------ harness
 
-VIRTUAL_ENV = {"AXL_VIRTUAL_DEVICES": "1"}
-
-# (test module stem, child environment) -> (folder, names of the bodies)
+# (test module stem, kind name, child environment) -> (folder, names of the bodies)
 _REGISTRY: dict[tuple, tuple[str, list[str]]] = {}
 # same key -> {name: None (passed) | "SKIP reason" | traceback}
 _VIRTUAL_RESULTS: dict[tuple, dict[str, str | None]] = {}
@@ -40,10 +39,9 @@ _VIRTUAL_FAILURE: dict[tuple, str] = {}
 
 _CHILD = """
 import faulthandler, importlib, json, sys, traceback
-from axl.driver import Accelerator
-# Discovery reads AXL_VIRTUAL_* now, before the test module imports conftest
-# (which clears those variables).
-dev = Accelerator()
+# Discovery reads AXL_VIRTUAL_* and AXL_OPENCL_* now, before the test module
+# imports conftest (which clears those variables).
+{pick}
 sys.path.insert(0, {folder!r})
 module = importlib.import_module({module!r})
 import pytest
@@ -76,33 +74,38 @@ def run_child(code: str, env: dict[str, str], timeout: float) -> subprocess.Comp
         return subprocess.CompletedProcess(e.cmd, -9, text(e.stdout), text(e.stderr) + f"\n[timed out after {timeout}s]")
 
 
-def _virtual_outcome(key: tuple, name: str) -> None:
+def _child_outcome(key: tuple, name: str) -> None:
+    kind = _KINDS[key[1]]
+    skip_unless_available(kind)
     if key not in _VIRTUAL_RESULTS:
         folder, names = _REGISTRY[key]
-        code = _CHILD.format(folder=folder, module=key[0], names=names, per_case=120)
-        p = run_child(code, dict(key[1]), timeout=900)
+        code = _CHILD.format(pick=kind.pick_code("dev"), folder=folder, module=key[0], names=names, per_case=120)
+        p = run_child(code, dict(key[2]), timeout=900)
         results = {}
         for line in p.stdout.splitlines():
             if line.startswith("@@CASE "):
                 n, outcome = json.loads(line[len("@@CASE "):])
                 results[n] = outcome
         _VIRTUAL_RESULTS[key] = results
-        _VIRTUAL_FAILURE[key] = (f"child ({dict(key[1])}) exited {p.returncode}\n--- stdout\n{p.stdout[-4000:]}"
+        _VIRTUAL_FAILURE[key] = (f"child ({dict(key[2])}) exited {p.returncode}\n--- stdout\n{p.stdout[-4000:]}"
                                  f"\n--- stderr\n{p.stderr[-8000:]}")
     results = _VIRTUAL_RESULTS[key]
     if name not in results:
-        pytest.fail(f"{name} did not report from the virtual-device child\n{_VIRTUAL_FAILURE[key]}")
+        pytest.fail(f"{name} did not report from the {kind.name} child\n{_VIRTUAL_FAILURE[key]}")
     outcome = results[name]
     if outcome is None:
         return
     if outcome.startswith("SKIP "):
         pytest.skip(outcome[5:])
-    pytest.fail(f"on the virtual device ({dict(key[1])}):\n{outcome}", pytrace=False)
+    pytest.fail(f"on the {kind.name} device ({dict(key[2])}):\n{outcome}", pytrace=False)
 
 
-def _register(fn: Callable, env: dict[str, str]) -> tuple:
+_KINDS = {k.name: k for k in ACCELERATOR_KINDS}
+
+
+def _register(fn: Callable, env: dict[str, str], kind: AcceleratorKind = VIRTUAL) -> tuple:
     path = Path(fn.__globals__["__file__"]).resolve()
-    key = (path.stem, tuple(sorted({**VIRTUAL_ENV, **env}.items())))
+    key = (path.stem, kind.name, tuple(sorted({**kind.env, **env}.items())))
     _REGISTRY.setdefault(key, (str(path.parent), []))[1].append(fn.__name__)
     return key
 
@@ -117,32 +120,49 @@ def _named_like(test: Callable, fn: Callable) -> Callable:
 
 def on_devices(fn: Callable) -> Callable:
     """Makes ``fn(device)`` a test parametrized ``[cpu]`` (runs here on CPU())
-    and ``[virtual]`` (runs on a virtual accelerator in a child interpreter;
-    one child per module runs every such body, then each test reports its
-    own outcome)."""
-    key = _register(fn, {})
+    and one id per accelerator kind, ``[virtual]``, ``[opencl]`` (each runs
+    on that accelerator in a child interpreter; one child per module and
+    kind runs every such body, then each test reports its own outcome; a
+    kind this machine lacks skips, saying why)."""
+    keys = {k.name: _register(fn, {}, k) for k in ACCELERATOR_KINDS}
 
     def test(where):
         if where == "cpu":
             fn(CPU())
         else:
-            _virtual_outcome(key, fn.__name__)
+            _child_outcome(keys[where], fn.__name__)
 
-    return pytest.mark.parametrize("where", ["cpu", pytest.param("virtual", marks=needs_virtual)])(
-        _named_like(test, fn))
+    return pytest.mark.parametrize("where", ["cpu", *keys])(_named_like(test, fn))
+
+
+def on_accelerators(**virtual_env: str) -> Callable[[Callable], Callable]:
+    """Makes ``fn(device)`` a test parametrized over the accelerator kinds
+    only (``[virtual]``, ``[opencl]``), for what the host CPU cannot show
+    (device memory, staging); ``virtual_env`` is added to the virtual
+    child's environment only (e.g. ``AXL_VIRTUAL_LATENCY_US``, which makes
+    an order bug visible there; a real device needs no such help)."""
+    def deco(fn: Callable) -> Callable:
+        keys = {k.name: _register(fn, virtual_env if k is VIRTUAL else {}, k) for k in ACCELERATOR_KINDS}
+
+        def test(where):
+            _child_outcome(keys[where], fn.__name__)
+
+        return pytest.mark.parametrize("where", list(keys))(_named_like(test, fn))
+    return deco
 
 
 def on_virtual(**env: str) -> Callable[[Callable], Callable]:
     """Makes ``fn(device)`` a test that runs only on a virtual accelerator,
     in a child whose environment also has ``env`` (e.g.
-    ``AXL_VIRTUAL_LATENCY_US``); bodies with the same env share a child."""
+    ``AXL_VIRTUAL_LATENCY_US`` where the test depends on latency, or
+    ``AXL_VIRTUAL_FAIL``); bodies with the same env share a child."""
     def deco(fn: Callable) -> Callable:
         key = _register(fn, env)
 
         def test():
-            _virtual_outcome(key, fn.__name__)
+            _child_outcome(key, fn.__name__)
 
-        return needs_virtual(_named_like(test, fn))
+        return _named_like(test, fn)
     return deco
 
 

@@ -9,12 +9,15 @@ import weakref
 import pytest
 
 from axl import _core
-from axl.driver import CompletionFlag
+from axl.driver import CompletionFlag, DeviceQueue
 
-from conftest import needs_virtual, run_py
+from conftest import on_accelerator_kinds, run_on, run_py
+from test_buffer_model import on_devices
 
 
-def test_runs_in_queue_order(queue):
+@on_devices
+def test_runs_in_queue_order(dev):
+    queue = DeviceQueue(dev)
     seen = []
     for i in range(100):
         queue.enqueue_host_func(lambda i=i: seen.append(i))
@@ -22,14 +25,18 @@ def test_runs_in_queue_order(queue):
     assert seen == list(range(100))
 
 
-def test_runs_on_another_thread(queue):
+@on_devices
+def test_runs_on_another_thread(dev):
+    queue = DeviceQueue(dev)
     where = []
     queue.enqueue_host_func(lambda: where.append(threading.get_ident()))
     queue.synchronize()
     assert where and where[0] != threading.get_ident()
 
 
-def test_callable_is_kept_alive_until_it_ran_then_released(cpu, queue):
+@on_devices
+def test_callable_is_kept_alive_until_it_ran_then_released(dev):
+    cpu, queue = dev, DeviceQueue(dev)
     flag = CompletionFlag(cpu)
     queue.wait_for_host_value(flag, 1)  # nothing runs until the flag opens
 
@@ -117,17 +124,16 @@ def test_callback_may_use_axl_but_not_wait_on_its_own_queue():
     assert "ok" in p.stdout
 
 
-@needs_virtual
-def test_host_funcs_on_virtual_backend():
-    run_py("""
-        from axl.driver import Accelerator
-        q = Accelerator().default_queue
+@on_accelerator_kinds
+def test_host_funcs_on_accelerators(kind):
+    run_on(kind, """
+        q = dev.default_queue
         seen = []
         for i in range(10):
             q.enqueue_host_func(lambda i=i: seen.append(i))
         q.synchronize()
         assert seen == list(range(10)), seen
-    """, env={"AXL_VIRTUAL_DEVICES": "1"})
+    """)
 
 
 def test_dropping_a_queue_with_pending_host_funcs(cpu):

@@ -1,9 +1,10 @@
 """axl.driver.Program: run-time compilation through axl_module_compile.
 
-Compiling needs a backend with a run-time compiler (cuda: NVRTC). Without a
-GPU these tests check the API's shape and its errors; tests/gpu/test_cuda_*.py
-compile and launch on a real device, and tests/cuda/nvrtc_test.cpp checks
-NVRTC itself (it needs no GPU).
+Compiling needs a backend with a run-time compiler (cuda: NVRTC, opencl:
+clBuildProgram). Without a GPU these tests check the API's shape and its
+errors; tests/python/test_opencl.py compiles and launches OpenCL C on PoCL,
+tests/gpu/test_cuda_*.py compile and launch on a real device, and
+tests/cuda/nvrtc_test.cpp checks NVRTC itself (it needs no GPU).
 """
 
 from __future__ import annotations
@@ -38,6 +39,18 @@ def test_program_defaults(cpu):
     assert p.name == "axl_program.cu"
     assert p.options == []
     assert p.language == "cuda"  # the cpu device is not a hip device
+
+
+@pytest.mark.parametrize("language, name", [("cuda", "axl_program.cu"), ("hip", "axl_program.cu"),
+                                            ("opencl", "axl_program.cl")])
+def test_every_language_can_be_named(cpu, language, name):
+    p = drv.Program(SOURCE, device=cpu, language=language)
+    assert p.language == language and p.name == name
+
+
+def test_an_unknown_language_lists_the_known_ones(cpu):
+    with pytest.raises(ValueError, match="^Program language 'opencl_c' is not one of 'cuda', 'hip', 'opencl'$"):
+        drv.Program(SOURCE, device=cpu, language="opencl_c")
 
 
 def test_compiling_on_a_backend_without_a_compiler_is_unsupported(cpu):

@@ -21,7 +21,8 @@ from axl.driver import (
 )
 from axl.dtype import DType
 
-from conftest import needs_virtual, run_py
+from conftest import on_accelerator_kinds, run_on, run_py
+from test_buffer_model import on_devices
 
 
 # ------------------------------------------------------------------ queues
@@ -52,15 +53,17 @@ def test_record_event_overloads(cpu, queue):
     assert mine.is_ready()
 
 
-def gate(cpu, queue):
-    """Stalls `queue` behind a flag; returns the flag (signal(1) opens it)."""
-    flag = CompletionFlag(cpu)
+def gate(dev, queue):
+    """Stalls `queue` (of `dev`) behind a flag; returns the flag (signal(1) opens it)."""
+    flag = CompletionFlag(dev)
     queue.wait_for_host_value(flag, 1)
     return flag
 
 
-def test_wait_for_host_value_gates_the_queue(cpu, queue):
-    flag = gate(cpu, queue)
+@on_devices
+def test_wait_for_host_value_gates_the_queue(dev):
+    queue = DeviceQueue(dev)
+    flag = gate(dev, queue)
     ev = queue.record_event()
     time.sleep(0.05)
     assert not ev.is_ready()
@@ -69,7 +72,10 @@ def test_wait_for_host_value_gates_the_queue(cpu, queue):
     assert ev.is_ready()
 
 
-def test_wait_for_queue_device_and_event(cpu, queue):
+@on_devices
+def test_wait_for_queue_device_and_event(dev):
+    """Two queues with cross-queue waits (on a queue, a device, an event)."""
+    cpu, queue = dev, DeviceQueue(dev)
     other = DeviceQueue(cpu)
     flag = gate(cpu, other)
     other_done = other.record_event()
@@ -139,7 +145,9 @@ def test_event_never_recorded_is_complete(cpu):
     assert e.enable_timing is False
 
 
-def test_elapsed_time(cpu, queue):
+@on_devices
+def test_elapsed_time(dev):
+    cpu, queue = dev, DeviceQueue(dev)
     start, end = DeviceEvent(cpu, enable_timing=True), DeviceEvent(cpu, enable_timing=True)
     queue.record_event(start)
     buf = Buffer.zeros((1 << 16,), DType.uint32, cpu)
@@ -148,9 +156,20 @@ def test_elapsed_time(cpu, queue):
     ms = start.elapsed_time(end)
     assert isinstance(ms, float) and ms >= 0
     del buf
+    # Timing is device time: a queue held 100 ms between the two events
+    # shows it.
+    queue.record_event(start)
+    flag = gate(dev, queue)
+    queue.record_event(end)
+    time.sleep(0.1)
+    flag.signal(1)
+    end.synchronize()
+    assert start.elapsed_time(end) >= 90
 
 
-def test_elapsed_time_errors_are_distinct(cpu, queue):
+@on_devices
+def test_elapsed_time_errors_are_distinct(dev):
+    cpu, queue = dev, DeviceQueue(dev)
     start, end = DeviceEvent(cpu, enable_timing=True), DeviceEvent(cpu, enable_timing=True)
     # 1. never recorded
     with pytest.raises(InvalidStateError, match="never recorded") as not_recorded:
@@ -194,7 +213,9 @@ def test_completion_flag(cpu):
         f.signal(-1)
 
 
-def test_flag_written_by_the_queue_is_seen_by_the_host(cpu, queue):
+@on_devices
+def test_flag_written_by_the_queue_is_seen_by_the_host(dev):
+    cpu, queue = dev, DeviceQueue(dev)
     # A host function stands in for device work that writes the flag.
     f = CompletionFlag(cpu)
     queue.enqueue_host_func(lambda: f.signal(3))
@@ -202,31 +223,31 @@ def test_flag_written_by_the_queue_is_seen_by_the_host(cpu, queue):
     assert f.load() == 3
 
 
-@needs_virtual
-def test_flag_of_another_backend_is_refused():
-    run_py("""
-        from axl.driver import Accelerator, CPU, CompletionFlag, InvalidArgumentError
+@on_accelerator_kinds
+def test_flag_of_another_backend_is_refused(kind):
+    run_on(kind, """
+        from axl.driver import CPU, CompletionFlag, InvalidArgumentError
         f = CompletionFlag(CPU())
         try:
-            Accelerator().default_queue.wait_for_host_value(f, 1)
+            dev.default_queue.wait_for_host_value(f, 1)
         except InvalidArgumentError as e:
             assert "backend" in str(e), e
         else:
             raise SystemExit("no error")
-    """, env={"AXL_VIRTUAL_DEVICES": "1"})
+    """)
 
 
-@needs_virtual
-def test_virtual_queue_and_events():
-    run_py("""
+@on_accelerator_kinds
+def test_accelerator_queue_and_events(kind):
+    run_on(kind, f"""
         import re
-        from axl.driver import Accelerator, DeviceEvent, DeviceQueue
-        a = Accelerator()
+        from axl.driver import DeviceEvent, DeviceQueue
+        a = dev
         q = DeviceQueue(a)
         s, e = DeviceEvent(a, enable_timing=True), DeviceEvent(a, enable_timing=True)
         q.record_event(s); q.record_event(e); e.synchronize()
         assert s.elapsed_time(e) >= 0
-        assert re.fullmatch(r"virtual\\[0\\]:event@0x[0-9a-f]+", str(e)), str(e)
+        assert re.fullmatch(r"{kind.name}\\[0\\]:event@0x[0-9a-f]+", str(e)), str(e)
         q.wait_for(a)
         a.synchronize()
-    """, env={"AXL_VIRTUAL_DEVICES": "1"})
+    """)

@@ -296,9 +296,11 @@ def _dlpack(
 
 def _dlpack_device(self: Buffer) -> tuple[int, int]:
     """(device_type, device_id) in DLPack's codes: CPU (1, 0), CUDA (2, id),
-    CUDA pinned (3, 0), ROCm (10, id), ROCm pinned (11, 0), oneAPI (14, id);
-    the virtual backend's device memory is kDLExtDev (12, id) and its pinned
-    memory plain CPU memory (1, 0)."""
+    CUDA pinned (3, 0), ROCm (10, id), ROCm pinned (11, 0), oneAPI (14, id),
+    OpenCL (4, id) (its data pointer is axl's device address, not a cl_mem:
+    docs/python.md); the virtual backend's device memory is kDLExtDev
+    (12, id); pinned memory other than CUDA's and ROCm's is plain CPU
+    memory (1, 0)."""
     return self._dlpack_device()
 
 
