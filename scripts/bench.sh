@@ -2,7 +2,10 @@
 # Builds Release and runs every benchmark; each prints its ratio against a
 # baseline measured in the same run. The trace-hook comparison needs a second
 # build without the hook (-DAXL_NO_TRACE_HOOK=ON); trace_hook_compare.sh runs
-# bench_trace_hook from both. The RATIO lines are repeated at the end.
+# bench_trace_hook from both. bench_vs_pocl compares axl.h on the opencl and
+# cpu backends with raw OpenCL on PoCL (deps.sh installs PoCL and the ICD
+# loader; without them it says it skipped). The RATIO lines are repeated at
+# the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
