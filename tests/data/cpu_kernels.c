@@ -94,3 +94,16 @@ AXL_CPU_KERNEL void use_shared(const axl_cpu_kernel_ctx* c, void* const* a) {
   for (uint64_t t = 0; t < threads; ++t) sum += shared[t];
   out[b] = sum;
 }
+
+/* Writes the bytes of its scalar arguments, in order, to out (a[0]): a 1-,
+ * 2-, 4-, 8-, 12- and 16-byte value, 43 bytes in all, so a test can check
+ * that a launch copies every width of value exactly. Block 0 only. */
+AXL_CPU_KERNEL void echo_scalars(const axl_cpu_kernel_ctx* c, void* const* a) {
+  static const uint32_t sizes[6] = {1, 2, 4, 8, 12, 16};
+  unsigned char* out = *(unsigned char* const*)a[0];
+  if (linear_block(c) != 0) return;
+  for (int i = 0; i < 6; ++i) {
+    const unsigned char* v = (const unsigned char*)a[1 + i];
+    for (uint32_t b = 0; b < sizes[i]; ++b) *out++ = v[b];
+  }
+}

@@ -749,6 +749,11 @@ TEST_CASE("built-in test kernels", "[cpu]") {
   CHECK(launch(q, inc, {0, 1, 1}, {1, 1, 1}, {devaddr_arg(d.a), scalar_arg(n)}) ==
         AXL_ERROR_INVALID_ARGUMENT);
   CHECK(contains(last_error().message, "grid.x is 0"));
+  CHECK(launch(q, inc, {1, 1, 1}, {1, 1, 0}, {devaddr_arg(d.a), scalar_arg(n)}) ==
+        AXL_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(last_error().message, "block.z is 0"));
+  CHECK(T().queue_launch(q, inc, nullptr, nullptr, 0) == AXL_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(last_error().message, "config is NULL or its struct_size is too small"));
   CHECK(launch(q, inc, {1, 1, 1}, {1, 1, 1}, {devaddr_arg(d.a), scalar_arg(n)}, 1ull << 40) ==
         AXL_ERROR_INVALID_ARGUMENT);
   CHECK(contains(last_error().message, "shared_mem_bytes"));
@@ -774,6 +779,35 @@ TEST_CASE("kernels from a module file: every block runs once, shared memory, sax
     q.sync();
     for (uint32_t i = 0; i < 30; ++i) REQUIRE(idx.host<uint32_t>()[i] == i);
     for (uint32_t i = 0; i < blocks; ++i) REQUIRE(counts.host<uint32_t>()[i] == 1);
+  }
+  SECTION("scalar values of every width reach the kernel as they were at enqueue") {
+    axl_pkernel k = m.kernel("echo_scalars");
+    DevBuf out(64);
+    const uint8_t v1 = 0x11;
+    const uint16_t v2 = 0x2233;
+    const uint32_t v4 = 0x44556677;
+    const uint64_t v8 = 0x8899AABBCCDDEEFFull;
+    std::array<uint8_t, 12> v12{};
+    std::array<uint8_t, 16> v16{};
+    for (size_t i = 0; i < v12.size(); ++i) v12[i] = static_cast<uint8_t>(0xA0 + i);
+    for (size_t i = 0; i < v16.size(); ++i) v16[i] = static_cast<uint8_t>(0xC0 + i);
+    std::vector<uint8_t> expect;
+    for (const auto& [p, n] : std::initializer_list<std::pair<const void*, size_t>>{
+             {&v1, 1}, {&v2, 2}, {&v4, 4}, {&v8, 8}, {v12.data(), 12}, {v16.data(), 16}}) {
+      const auto* bytes = static_cast<const uint8_t*>(p);
+      expect.insert(expect.end(), bytes, bytes + n);
+    }
+    Flag gate;  // the launch runs after the values below have changed
+    REQUIRE(T().queue_wait_flag(q, gate, 1) == AXL_SUCCESS);
+    REQUIRE(launch(q, k, {2, 1, 1}, {1, 1, 1},
+                   {devaddr_arg(out.a), scalar_arg(v1), scalar_arg(v2), scalar_arg(v4), scalar_arg(v8),
+                    scalar_arg(v12), scalar_arg(v16)}) == AXL_SUCCESS);
+    v12.fill(0);
+    v16.fill(0);
+    gate.signal(1);
+    q.sync();
+    const std::vector<uint8_t> got(out.host<uint8_t>(), out.host<uint8_t>() + expect.size());
+    CHECK(got == expect);
   }
   SECTION("shared memory is private per block and 64-byte aligned") {
     axl_pkernel k = m.kernel("use_shared");

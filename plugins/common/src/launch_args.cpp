@@ -39,4 +39,16 @@ std::string check_launch_args(const char* k, const KernelParam* params, int32_t 
   return {};
 }
 
+std::string launch_config_problem(const char* k, const axl_launch_config* config) {
+  if (config == nullptr || config->struct_size < sizeof(axl_launch_config))
+    return str("launch of '", k, "': config is NULL or its struct_size is too small");
+  static const char* const kAxis = "xyz";
+  for (int d = 0; d < 3; ++d) {
+    if (config->grid[d] == 0 || config->block[d] == 0)
+      return str("launch of '", k, "': ", config->grid[d] == 0 ? "grid" : "block", ".", kAxis[d],
+                 " is 0; every grid and block dimension must be >= 1");
+  }
+  return {};
+}
+
 }  // namespace axl::common

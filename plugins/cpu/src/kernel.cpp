@@ -23,6 +23,19 @@ constexpr uint32_t kMaxArgs = 4096;
 
 constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// memcpy of one argument value, with the common sizes (a pointer, a 32-bit
+// scalar) as fixed-size moves instead of a call into libc on every launch
+// (benchmarks/bench_enqueue).
+inline void copy_value(std::byte* dst, const void* src, uint32_t size) noexcept {
+  if (size == 8) {
+    std::memcpy(dst, src, 8);
+  } else if (size == 4) {
+    std::memcpy(dst, src, 4);
+  } else if (size != 0) {
+    std::memcpy(dst, src, size);
+  }
+}
+
 // Copies of a launch's argument values, made at enqueue time because the
 // caller's memory is only valid during the call. Small sets (a handful of
 // pointers and scalars) live inside the queue slot, larger ones in one heap
@@ -32,7 +45,9 @@ class ArgPack {
  public:
   static constexpr size_t kInlineBytes = 64;
 
-  ArgPack() = default;
+  // User-provided, so that a value-initialised ArgPack (LaunchOp{..., {}})
+  // does not zero inline_ on every launch.
+  ArgPack() noexcept {}
   ArgPack(ArgPack&&) noexcept = default;
 
   // Copies `args`. Arguments were validated by the caller. Throws bad_alloc.
@@ -53,7 +68,7 @@ class ArgPack {
       off = align_up(off, args[i].size > 8 ? 16 : 8);
       const auto off32 = static_cast<uint32_t>(off);
       std::memcpy(base + i * sizeof(uint32_t), &off32, sizeof off32);
-      if (args[i].size != 0) std::memcpy(base + off, args[i].value, args[i].size);
+      copy_value(base + off, args[i].value, args[i].size);
       off += args[i].size;
     }
   }
@@ -74,7 +89,8 @@ class ArgPack {
  private:
   uint32_t count_ = 0;
   std::unique_ptr<std::max_align_t[]> heap_;
-  alignas(16) std::byte inline_[kInlineBytes]{};
+  // Not zeroed: assign() writes every byte that pointers() reads.
+  alignas(16) std::byte inline_[kInlineBytes];
 };
 
 struct FreeDeleter {
@@ -188,8 +204,7 @@ Kernel kTestFill{test_fill_u32, "axl_test_fill_u32", kFillParams, 3};
 axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
                            const axl_kernel_arg* args, uint32_t num_args, uint64_t& blocks) {
   const common::HostServices& host = backend().host;
-  if (std::string bad = common::check_launch_config(k.name, config); !bad.empty())
-    return host.report(AXL_ERROR_INVALID_ARGUMENT, bad);
+  if (axl_status s = common::check_launch_config(fail, k.name, config)) return s;
   uint64_t gxy = 0;
   if (__builtin_mul_overflow(uint64_t{config->grid[0]}, uint64_t{config->grid[1]}, &gxy) ||
       __builtin_mul_overflow(gxy, uint64_t{config->grid[2]}, &blocks)) {

@@ -24,8 +24,7 @@ constexpr Param kFillParams[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}, {AXL
 // not checked: a pinned host buffer is a valid argument, and nothing runs.
 axl_status validate_launch(const Kernel& k, const axl_launch_config* config,
                            const axl_kernel_arg* args, uint32_t num_args) {
-  if (std::string bad = common::check_launch_config(k.name.c_str(), config); !bad.empty())
-    return fail(AXL_ERROR_INVALID_ARGUMENT, bad);
+  if (axl_status s = common::check_launch_config(fail, k.name.c_str(), config)) return s;
   if (config->shared_mem_bytes > kMaxSharedMemBytes)
     return fail(AXL_ERROR_INVALID_ARGUMENT,
                 common::str("launch of '", k.name, "': shared_mem_bytes = ", config->shared_mem_bytes,

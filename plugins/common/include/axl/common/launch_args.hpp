@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "axl/common/plugin_support.hpp"
+#include "axl/common/slot_checks.hpp"
 #include "axl/plugin.h"
 
 namespace axl::common {
@@ -33,20 +34,24 @@ std::string check_launch_args(const char* kernel_name, const KernelParam* params
                               int32_t param_count, const axl_kernel_arg* args,
                               uint32_t num_args, ArgLimits limits);
 
-// "" when `config` is present, long enough, and every grid and block
-// dimension is at least 1 (what a launch needs before any device limit);
-// otherwise the message, naming kernel `kernel_name`. Inline: it is on
-// every launch.
-inline std::string check_launch_config(const char* kernel_name, const axl_launch_config* config) {
-  if (config == nullptr || config->struct_size < sizeof(axl_launch_config))
-    return str("launch of '", kernel_name, "': config is NULL or its struct_size is too small");
-  static const char* const kAxis = "xyz";
-  for (int d = 0; d < 3; ++d) {
-    if (config->grid[d] == 0 || config->block[d] == 0)
-      return str("launch of '", kernel_name, "': ", config->grid[d] == 0 ? "grid" : "block", ".",
-                 kAxis[d], " is 0; every grid and block dimension must be >= 1");
-  }
-  return {};
+// The message for a config that launch_config_ok refuses, naming kernel
+// `kernel_name`; out of line, since only a refused launch builds it.
+std::string launch_config_problem(const char* kernel_name, const axl_launch_config* config);
+
+// Whether `config` is present, long enough, and every grid and block
+// dimension is at least 1 (what a launch needs before any device limit).
+inline bool launch_config_ok(const axl_launch_config* config) {
+  return config != nullptr && config->struct_size >= sizeof(axl_launch_config) &&
+         config->grid[0] != 0 && config->grid[1] != 0 && config->grid[2] != 0 &&
+         config->block[0] != 0 && config->block[1] != 0 && config->block[2] != 0;
+}
+
+// AXL_SUCCESS when launch_config_ok(config); otherwise reports
+// launch_config_problem through the backend's `fail`. Inline and with no
+// string on success: it is on every launch (benchmarks/bench_enqueue).
+inline axl_status check_launch_config(Fail fail, const char* kernel_name, const axl_launch_config* config) {
+  if (launch_config_ok(config)) [[likely]] return AXL_SUCCESS;
+  return fail(AXL_ERROR_INVALID_ARGUMENT, launch_config_problem(kernel_name, config));
 }
 
 // The `void** kernelParams` of a CUDA-style launch (cuLaunchKernel,
