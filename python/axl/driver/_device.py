@@ -224,7 +224,13 @@ class Accelerator(Device):
     __slots__ = ()
 
     def __new__(cls, id: int = -1) -> Accelerator:
-        return cast(Accelerator, _core._device_object("gpu", operator.index(id)))
+        index = operator.index(id)
+        if not -(2**31) <= index < 2**31:  # beyond the core's int32 ids
+            raise ValueError(
+                f"Accelerator(id={index}) was requested but no accelerator has that id "
+                f"({_core.accelerator_count()} exist; -1 picks the first)"
+            )
+        return cast(Accelerator, _core._device_object("gpu", index))
 
 
 def _make_device(handle: _core.DeviceHandle) -> Device:

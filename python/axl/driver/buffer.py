@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import math
 import os
 import sys
 from typing import Any, Protocol, Sequence, Union, runtime_checkable
@@ -194,6 +195,7 @@ def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
     (DLPack's ``stream`` argument).
 
     Raises:
+        TypeError: ``array`` has no ``__dlpack__`` method.
         ValueError: MAX's messages for non-contiguous input and for ``copy``
             with inputs other than numpy arrays and Buffers.
         BufferError: the producer's device or dtype has no axl counterpart;
@@ -223,6 +225,11 @@ def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
         )
     if copy is not None:
         raise ValueError("`Buffer.from_dlpack` supports the `copy` flag only for numpy array and `Buffer` inputs")
+    if not callable(getattr(array, "__dlpack__", None)):
+        raise TypeError(
+            f"Buffer.from_dlpack: expected a DLPack producer (an object with __dlpack__, such as a numpy array "
+            f"or a torch tensor), got {type(array).__name__}"
+        )
     stream = None
     device = getattr(array, "__dlpack_device__", None)
     if callable(device) and device()[0] in (2, 10):  # CUDA, ROCm: hand over our stream
@@ -309,7 +316,10 @@ def _write_element(view: Buffer, value: Any) -> None:
     np = _np()
     dtype = view.dtype
     if dtype in _NUMPY_NATIVE:
-        arr = np.array(value, dtype=dtype.to_numpy())
+        try:
+            arr = np.array(value, dtype=dtype.to_numpy())
+        except OverflowError:  # numpy 1.x words it without the value
+            raise OverflowError(f"Python integer {value!r} out of bounds for {dtype}") from None
     else:
         arr = np.array(_encode(dtype, float(value)), dtype=_raw_numpy(dtype))
     if view._host_visible:
@@ -437,7 +447,18 @@ def _mmap(
         if not os.path.exists(filename):
             raise FileNotFoundError(f"No such file or directory: {os.fspath(filename)!r}")
         return Buffer(dtype, dims, CPU())
-    mm = np.memmap(filename, dtype=_raw_numpy(dtype), mode=_MMAP_MODES[mode], offset=offset, shape=dims, order="C")
+    np_mode = _MMAP_MODES[mode]
+    if np_mode == "r+":
+        # np.memmap grows a short file in "r+" mode (writing a zero at the
+        # end); mapping an existing file must not change its size.
+        nbytes = offset + dtype.size_in_bytes * math.prod(dims)
+        size = os.stat(filename).st_size
+        if size < nbytes:
+            raise ValueError(
+                f"{os.fspath(filename)}: the file has {size} bytes, mode {mode!r} with offset {offset} and shape "
+                f"{dims} needs {nbytes}; a mapping never grows the file (use mode='w+' to create one)"
+            )
+    mm = np.memmap(filename, dtype=_raw_numpy(dtype), mode=np_mode, offset=offset, shape=dims, order="C")
     buf, _ = _core._from_dlpack_capsule(_numpy_capsule(mm))
     return buf._view(dtype, dims)
 
@@ -474,11 +495,15 @@ def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
     Shapes may differ when the element counts match.
 
     Raises:
+        TypeError: ``src`` is not a Buffer (wrap arrays with
+            ``Buffer.from_numpy`` / ``Buffer.from_dlpack``).
         ValueError: ``Cannot copy buffers of different sizes`` /
             ``Cannot copy buffers of different dtypes``.
     """
     if self is src:
         return
+    if not isinstance(src, Buffer):
+        raise TypeError(f"Buffer.inplace_copy_from: src must be a Buffer, got {type(src).__name__}")
     if self.num_elements != src.num_elements:
         raise ValueError("Cannot copy buffers of different sizes")
     if self.dtype != src.dtype:
@@ -575,6 +600,10 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
         )
     batched, strided = [], []
     for i, (dst, src) in enumerate(zip(dsts, srcs)):
+        if not isinstance(dst, Buffer) or not isinstance(src, Buffer):
+            raise TypeError(
+                f"batch_inplace_copy: pair {i} must be two Buffers, got {type(dst).__name__} and {type(src).__name__}"
+            )
         if dst is src:
             continue
         if dst.num_elements != src.num_elements or dst.dtype != src.dtype:
@@ -596,6 +625,12 @@ def copy_pinned_to_destinations(source: Buffer, destinations: Sequence[Buffer]) 
     queue, so work freeing or reusing the pinned memory there comes after
     every read (MAX's semantics; axl also keeps the allocation itself alive
     until each queue that used it has finished)."""
+    if not isinstance(source, Buffer):
+        raise TypeError(f"copy_pinned_to_destinations: source must be a Buffer, got {type(source).__name__}")
+    destinations = list(destinations)
+    for i, dst in enumerate(destinations):
+        if not isinstance(dst, Buffer):
+            raise TypeError(f"copy_pinned_to_destinations: destination {i} must be a Buffer, got {type(dst).__name__}")
     for dst in destinations:
         dst.inplace_copy_from(source)
     if source.pinned:
@@ -620,6 +655,8 @@ class DevicePinnedBuffer(Buffer):
             super().__init__(_like=kwargs["_like"])
             return
         owner = device.device if isinstance(device, DeviceQueue) else device
+        if owner is not None and not isinstance(owner, Device):
+            raise TypeError(f"DevicePinnedBuffer: device must be a Device or DeviceQueue, got {type(device).__name__}")
         if owner is None or owner.is_host:
             raise ValueError("DevicePinnedBuffer requires a non-host device")
         super().__init__(dtype, shape, device, usage=Usage.STAGING | Usage.UNTRACKED)
