@@ -275,7 +275,7 @@ py::object make_buffer_object(axl::Buffer buffer, axl_device_t device, py::objec
 }
 
 void register_buffer(py::module_& m) {
-  py::class_<BufferObj> cls(m, "Buffer", R"doc(
+  py::class_<BufferObj> cls(m, "Buffer", py::buffer_protocol(), R"doc(
 An n-d array on one device (MAX: ``max.driver.Buffer``).
 
 ``Buffer(dtype, shape, device=None, stream=None, usage=Usage.DEFAULT)``
@@ -435,6 +435,7 @@ Raises:
                std::string(py::repr(b.queue)) + ")";
       });
   g_buffer_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  add_buffer_protocol(cls);
 
   // ------------------------------------------------------ HostHazardCompletion
   struct CompletionObj {

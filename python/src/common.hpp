@@ -265,6 +265,9 @@ struct BufferObj {
 // The Python type of Buffer (for fast isinstance checks in launch).
 PyTypeObject* buffer_type();
 void register_buffer(py::module_& m);
+// Python's buffer protocol (memoryview, PEP 688) on the Buffer type
+// (buffer_protocol.cpp).
+void add_buffer_protocol(py::handle buffer_type);
 // DLPack export (__dlpack__, __dlpack_device__) and import (_from_dlpack).
 void register_dlpack(py::module_& m, py::class_<BufferObj>& cls);
 // Builds a Buffer object around an existing allocation (used by DLPack).

@@ -309,6 +309,36 @@ def _dlpack_device(self: Buffer) -> tuple[int, int]:
     return self._dlpack_device()
 
 
+def _array(self: Buffer, dtype: Any = None, copy: bool | None = None) -> Any:
+    """numpy's ``__array__`` (``np.asarray(buf)``, ``np.array(buf)``): host
+    and staging memory as a zero-copy alias, like :meth:`to_numpy`; with
+    ``copy=True`` a private copy, with a ``dtype`` other than the buffer's a
+    converted copy. Takes numpy 1.x's ``__array__(dtype)`` and 2.x's
+    ``__array__(dtype, copy=)``.
+
+    Raises:
+        TypeError: device memory (numpy cannot read it; torch raises the
+            same for CUDA tensors): copy it with ``buf.to(CPU())`` or call
+            ``buf.to_numpy()``, which copies.
+        ValueError: ``copy=False`` with a dtype conversion; a dtype numpy
+            lacks (as :meth:`to_numpy`).
+    """
+    if not self._host_visible:
+        raise TypeError(
+            f"can't convert a Buffer in {self.device}'s device memory to a numpy array: copy it to the host "
+            "first with buf.to(CPU()), or use buf.to_numpy(), which copies"
+        )
+    arr = self.to_numpy()
+    np = _np()
+    if dtype is not None and np.dtype(dtype) != arr.dtype:
+        if copy is False:
+            raise ValueError(
+                f"Buffer.__array__: converting {self.dtype} to numpy {np.dtype(dtype)} needs a copy, but copy=False"
+            )
+        return arr.astype(dtype)
+    return arr.copy() if copy else arr
+
+
 # ----------------------------------------------------------- element access
 
 
@@ -679,6 +709,7 @@ for _name, _fn in {
     "to_numpy": _to_numpy,
     "__dlpack__": _dlpack,
     "__dlpack_device__": _dlpack_device,
+    "__array__": _array,
     "__setitem__": _setitem,
     "__str__": _str,
     "item": _item,
@@ -702,6 +733,9 @@ for _name, _fn in {
     "mmap": _mmap,
 }.items():
     setattr(Buffer, _name, staticmethod(_fn))
+if sys.version_info < (3, 12):
+    # PEP 688's __buffer__, which CPython derives from the C slot from 3.12 on.
+    setattr(Buffer, "__buffer__", lambda self, flags: memoryview(self))
 setattr(Buffer, "usage", property(lambda self: Usage(self._usage_bits), doc="Allocation intent (Usage)."))
 
 __all__ = [
