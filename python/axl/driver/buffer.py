@@ -263,6 +263,19 @@ def _export_wait(buf: Buffer) -> None:
         buf.stream.synchronize()
 
 
+_DL_EXT_DEV = 12  # DLPack's kDLExtDev: memory of a device DLPack has no type for
+
+
+def _copy_in_place_kind(buf: Buffer) -> Buffer:
+    """A contiguous copy in the same kind of memory as ``buf`` (``__dlpack__
+    (copy=True)``: the copy lives where the buffer says it does, so a
+    staging buffer's copy is staging memory too), hazard-tracked so that the
+    export waits for the copy."""
+    out = Buffer(buf.dtype, buf.shape, stream=buf.stream, usage=buf.usage & ~Usage.UNTRACKED)
+    out._copy_from(buf, _copy_queue(out, buf))
+    return out
+
+
 def _dlpack(
     self: Buffer,
     *,
@@ -277,12 +290,20 @@ def _dlpack(
     consumer passes ``max_version >= (1, 0)``, else a legacy ``dltensor``.
     ``stream=-1`` skips synchronisation; any other value waits on the host
     for the buffer's producer first. ``dl_device=(1, 0)`` exports a host copy
-    of device memory; ``copy=True`` always copies, ``copy=False`` refuses.
+    of device memory; ``copy=True`` always copies, into the same kind of
+    memory (a staging buffer's copy is staging memory); ``copy=False``
+    refuses. Memory of a device DLPack has no type for (the virtual
+    backend's) is refused: no consumer could read it.
 
     Raises:
+        TypeError: ``stream`` is neither an int nor None.
         BufferError: a device change with ``copy=False``, or to a device other
-            than the CPU; a dtype DLPack lacks.
+            than the CPU; a dtype DLPack lacks; memory no consumer can read.
     """
+    # The array API's stream is an int (or None); anything else is a caller's
+    # mistake that would otherwise be read as "synchronize" silently.
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+        raise TypeError(f"__dlpack__: stream must be an int or None, got {type(stream).__name__} {stream!r}")
     target, copied = self, False
     if dl_device is not None and tuple(dl_device) != self._dlpack_device():
         if copy is False:
@@ -294,7 +315,13 @@ def _dlpack(
             raise BufferError(f"__dlpack__: can export to the CPU (1, 0) only, not {tuple(dl_device)}")
         target, copied = self.to(CPU()), True
     elif copy:
-        target, copied = self.copy(), True
+        target, copied = _copy_in_place_kind(self), True
+    if target._dlpack_device()[0] == _DL_EXT_DEV:
+        raise BufferError(
+            f"__dlpack__: the buffer is in {target.device}'s memory ({target.device.api} backend), which no "
+            "DLPack consumer can read (its device type would be kDLExtDev); copy it to the host first with "
+            "buf.to(CPU()), or ask for a host copy with __dlpack__(dl_device=(1, 0))"
+        )
     if stream != -1 or copied:
         _export_wait(target)
     versioned = max_version is not None and tuple(max_version)[0] >= 1
