@@ -142,7 +142,6 @@ void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object devic
   const std::vector<int64_t> dims = parse_shape(shape);
   b.layout = axl::Layout::contiguous(dims, es);
   if (!stream.is_none()) {
-    if (!is_queue(stream)) throw py::type_error("Buffer: stream must be a DeviceQueue, got " + std::string(py::repr(stream)));
     b.queue = stream;
     b.device = stream.cast<QueueObj&>().device;
   } else {
@@ -300,11 +299,16 @@ Raises:
             }
             // Buffer(dtype, shape, queue): MAX's stream overload, positionally.
             if (!device.is_none() && !cache().device_of.count(device.ptr()) && is_queue(device)) {
-              if (!stream.is_none()) throw py::type_error("Buffer(): both a queue as device and stream= given");
-              std::swap(device, stream);
+              if (stream.is_none()) stream = device;
+              device = py::none();
             }
-            if (!device.is_none() && !stream.is_none())
-              throw py::type_error("Buffer(): pass device or stream, not both");
+            // MAX's rule: a stream replaces the device (the buffer lives on
+            // the stream's device, bound to it), whatever device was given.
+            if (!stream.is_none()) {
+              if (!is_queue(stream))
+                throw py::type_error("Buffer: stream must be a DeviceQueue, got " + std::string(py::repr(stream)));
+              device = py::none();
+            }
             // Buffer(ndarray, dev) positionally: MAX's third overload.
             // (A DType is the common case: checked first, since hasattr on
             // a missing attribute raises and clears an AttributeError.)

@@ -95,12 +95,14 @@ class Device:
 
     @property
     def stats(self) -> Mapping[str, Any]:
-        """``{"free_memory": bytes, "total_memory": bytes}`` with free <= total.
-
-        MAX's accelerators also report graph_mem_*; axl has no graph memory.
-        """
+        """``{"free_memory": bytes, "total_memory": bytes}`` with free <= total;
+        accelerators also have MAX's ``graph_mem_reserved`` and
+        ``graph_mem_used`` keys, 0 (axl captures no graphs, so no memory is
+        held for them)."""
         free, total = self._h.memory_info()
-        return {"free_memory": free, "total_memory": total}
+        if self.is_host:
+            return {"free_memory": free, "total_memory": total}
+        return {"free_memory": free, "total_memory": total, "graph_mem_reserved": 0, "graph_mem_used": 0}
 
     @property
     def max_single_alloc_size(self) -> int:
