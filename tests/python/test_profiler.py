@@ -502,3 +502,21 @@ def test_quickstart_timeline(tmp_path):
     assert any(e.get("cat") == "span" for e in evs)
     assert any(e.get("cat") == "device" for e in evs)  # the quickstart's event timings
     assert x_events_nest(evs)
+
+
+# The timeline bugs of issue 14 live in the core's JSON sink
+# (core/src/profile_json.cpp), outside the binding: this test states the
+# expected behaviour and is a strict xfail until the core is fixed (a pass
+# then fails it, so the marker goes with the fix). The overlapping device
+# intervals need device timings, which neither the cpu nor the virtual
+# backend records, so they have no test here.
+CORE_FIX = "core/src/profile_json.cpp: needs the core fix reported in issue 14"
+
+
+@pytest.mark.xfail(strict=True, reason=CORE_FIX + " (a comma after the last metadata event)")
+def test_timeline_without_spans_is_valid_json(tmp_path):
+    path = tmp_path / "empty.json"
+    p = run_py("import axl.driver\n", env={"AXL_ENABLE_PROFILING": "on", "AXL_PROFILE_OUTPUT": str(path)})
+    assert p.returncode == 0 and path.exists()
+    doc = load_trace(path)
+    assert [e["ph"] for e in doc["traceEvents"]] == ["M"]
