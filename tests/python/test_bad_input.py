@@ -157,3 +157,19 @@ def test_no_pybind11_default_message_reaches_the_user(name):
             d.set_virtual_device_target_arch(saved[1])
             d.set_virtual_cpu_target(saved[2])
             d.take_launch_trace()
+
+
+@pytest.mark.parametrize("device", ["x", None, "cpu"])
+def test_device_pinned_buffer_refusal_leaves_no_half_built_instance(device):
+    """The device is refused before the instance exists: a Buffer whose C++
+    half was never built, left in the traceback's frames, crashed the
+    process when anything (pytest's report of locals) touched it."""
+    from axl.driver import CPU, DevicePinnedBuffer
+
+    with pytest.raises((TypeError, ValueError)) as info:
+        DevicePinnedBuffer(DType.int8, (2,), CPU() if device == "cpu" else device)
+    tb = info.value.__traceback__
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            assert not isinstance(value, DevicePinnedBuffer), tb.tb_frame.f_code.co_name
+        tb = tb.tb_next

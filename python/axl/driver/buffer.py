@@ -707,15 +707,25 @@ class DevicePinnedBuffer(Buffer):
         ValueError: ``DevicePinnedBuffer requires a non-host device``.
     """
 
+    # The device is checked in __new__, before an instance exists: an
+    # exception from __init__ would leave an instance whose C++ half was
+    # never built in the traceback's frames, and touching it (a debugger,
+    # pytest's report of locals) crashed the process.
+    def __new__(cls, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> DevicePinnedBuffer:
+        if "_like" not in kwargs:
+            owner = device.device if isinstance(device, DeviceQueue) else device
+            if owner is not None and not isinstance(owner, Device):
+                raise TypeError(
+                    f"DevicePinnedBuffer: device must be a Device or DeviceQueue, got {type(device).__name__}"
+                )
+            if owner is None or owner.is_host:
+                raise ValueError("DevicePinnedBuffer requires a non-host device")
+        return super().__new__(cls)
+
     def __init__(self, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> None:
         if "_like" in kwargs:
             super().__init__(_like=kwargs["_like"])
             return
-        owner = device.device if isinstance(device, DeviceQueue) else device
-        if owner is not None and not isinstance(owner, Device):
-            raise TypeError(f"DevicePinnedBuffer: device must be a Device or DeviceQueue, got {type(device).__name__}")
-        if owner is None or owner.is_host:
-            raise ValueError("DevicePinnedBuffer requires a non-host device")
         super().__init__(dtype, shape, device, usage=Usage.STAGING | Usage.UNTRACKED)
 
     @staticmethod
