@@ -150,9 +150,13 @@ class DType(enum.Enum):
         if _FROM_NUMPY is None:
             table = {}
             for member in cls:
-                if member.is_float8() and _ml_dtypes() is None:
-                    continue  # np.uint8 stands for the float8 types one way only
                 found = _numpy_type(member)
+                # A float8 type that this ml_dtypes lacks (or no ml_dtypes)
+                # falls back to its raw bits, np.uint8: that stands for it
+                # one way only, or uint8 data would import as float8
+                # (ml_dtypes < 0.5 has no float8_e8m0fnu).
+                if member.is_float8() and found is np.uint8:
+                    continue
                 if found is not None:
                     table.setdefault(np.dtype(found), member)
             _FROM_NUMPY = table

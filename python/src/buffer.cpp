@@ -72,7 +72,11 @@ bool is_queue(py::handle o) { return py::isinstance<QueueObj>(o); }
 uint32_t usage_bits(py::handle usage) {
   if (usage.is_none()) return 0;
   py::object v = py::hasattr(usage, "value") ? usage.attr("value") : py::reinterpret_borrow<py::object>(usage);
-  const long bits = v.cast<long>();
+  if (PyBool_Check(v.ptr()) || !PyLong_Check(v.ptr()))
+    throw py::type_error("Buffer: usage must be a Usage, got " + describe(usage));
+  int overflow = 0;
+  const long bits = PyLong_AsLongAndOverflow(v.ptr(), &overflow);
+  if (overflow) throw py::value_error("Buffer: usage " + std::string(py::repr(usage)) + " is not a Usage");
   if (bits < 0 || bits > 3) throw py::value_error("Buffer: usage " + std::string(py::repr(usage)) + " is not a Usage");
   return static_cast<uint32_t>(bits);
 }
@@ -84,33 +88,47 @@ std::string shape_text(const axl_layout& l) {
   return s + ")";
 }
 
+// An integer (anything with __index__) as int64; *overflow set, and 0
+// returned, when it lies outside int64 (no layout can hold it, and the
+// caller words the error for what the integer was).
+int64_t index_int64(PyObject* o, bool* overflow) {
+  PyObject* i = PyLong_Check(o) ? (Py_INCREF(o), o) : PyNumber_Index(o);
+  if (!i) throw py::error_already_set();
+  int over = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i, &over);
+  Py_DECREF(i);
+  if (v == -1 && !over && PyErr_Occurred()) throw py::error_already_set();
+  *overflow = over != 0;
+  return over ? 0 : v;
+}
+
+int64_t shape_entry(PyObject* d) {
+  if (PyBool_Check(d) || !PyIndex_Check(d))
+    throw py::type_error("Buffer: shape entries must be ints, got " + std::string(py::repr(d)));
+  bool overflow = false;
+  const int64_t v = index_int64(d, &overflow);
+  // numpy's type and text for an extent no array can have.
+  if (overflow)
+    throw py::value_error("Buffer: shape entry " + std::string(py::repr(d)) +
+                          " is out of range: maximum allowed dimension exceeded (2**63 - 1)");
+  return v;
+}
+
 std::vector<int64_t> parse_shape(py::handle shape) {
   std::vector<int64_t> dims;
   if (PyLong_Check(shape.ptr())) {
-    dims.push_back(shape.cast<int64_t>());
+    dims.push_back(shape_entry(shape.ptr()));
   } else if (PyTuple_CheckExact(shape.ptr()) || PyList_CheckExact(shape.ptr())) {
     // The common case, without the generic iterator protocol.
     PyObject* seq = shape.ptr();
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     dims.reserve(static_cast<size_t>(n));
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      PyObject* d = PySequence_Fast_GET_ITEM(seq, i);
-      if (PyBool_Check(d) || !PyIndex_Check(d))
-        throw py::type_error("Buffer: shape entries must be ints, got " + std::string(py::repr(d)));
-      const long long v = PyLong_Check(d) ? PyLong_AsLongLong(d)
-                                          : py::reinterpret_steal<py::object>(PyNumber_Index(d)).cast<long long>();
-      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
-      dims.push_back(v);
-    }
+    for (Py_ssize_t i = 0; i < n; ++i) dims.push_back(shape_entry(PySequence_Fast_GET_ITEM(seq, i)));
   } else {
     if (!PySequence_Check(shape.ptr()) || PyUnicode_Check(shape.ptr()))
       throw py::type_error("Buffer: shape must be a sequence of ints, got " +
                            std::string(py::str(py::type::handle_of(shape).attr("__name__"))));
-    for (py::handle d : py::reinterpret_borrow<py::sequence>(shape)) {
-      if (PyBool_Check(d.ptr()) || !PyIndex_Check(d.ptr()))
-        throw py::type_error("Buffer: shape entries must be ints, got " + std::string(py::repr(d)));
-      dims.push_back(py::reinterpret_steal<py::object>(PyNumber_Index(d.ptr())).cast<int64_t>());
-    }
+    for (py::handle d : py::reinterpret_borrow<py::sequence>(shape)) dims.push_back(shape_entry(d.ptr()));
   }
   for (int64_t v : dims)
     if (v < 0) throw py::value_error("Buffer: shape entries must be >= 0, got " + std::string(py::str(shape)));
@@ -124,7 +142,6 @@ void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object devic
   const std::vector<int64_t> dims = parse_shape(shape);
   b.layout = axl::Layout::contiguous(dims, es);
   if (!stream.is_none()) {
-    if (!is_queue(stream)) throw py::type_error("Buffer: stream must be a DeviceQueue, got " + std::string(py::repr(stream)));
     b.queue = stream;
     b.device = stream.cast<QueueObj&>().device;
   } else {
@@ -180,15 +197,29 @@ axl_index parse_index(py::handle o) {
   }
   if (!PyBool_Check(o.ptr()) && PyIndex_Check(o.ptr())) {
     ix.kind = AXL_INDEX_INTEGER;
-    ix.start = py::reinterpret_steal<py::object>(PyNumber_Index(o.ptr())).cast<int64_t>();
+    bool overflow = false;
+    ix.start = index_int64(o.ptr(), &overflow);
+    // Beyond int64 no axis is that long: numpy's IndexError for an integer
+    // out of bounds.
+    if (overflow) {
+      const py::object value = py::reinterpret_steal<py::object>(PyNumber_Index(o.ptr()));
+      throw py::index_error("Buffer index " + std::string(py::str(value)) + " is out of bounds");
+    }
     return ix;
   }
+  if (PyList_Check(o.ptr()))
+    throw py::type_error("Buffer indices must be integers or slices, got the list " + std::string(py::repr(o)) +
+                         " (numpy would read it as an integer-array index, which copies; axl has views only: "
+                         "use a tuple to give one index per axis)");
   throw py::type_error("Buffer indices must be integers or slices, got " + std::string(py::repr(o)));
 }
 
+// A tuple gives one index per axis. A list is refused (parse_index): numpy
+// reads b[[1, 2]] as rows 1 and 2, not as b[1, 2], so accepting it either
+// way would surprise someone.
 std::vector<axl_index> parse_key(py::handle key) {
   std::vector<axl_index> out;
-  if (PyTuple_Check(key.ptr()) || PyList_Check(key.ptr())) {
+  if (PyTuple_Check(key.ptr())) {
     for (py::handle k : py::reinterpret_borrow<py::sequence>(key)) out.push_back(parse_index(k));
   } else {
     out.push_back(parse_index(key));
@@ -243,7 +274,7 @@ py::object make_buffer_object(axl::Buffer buffer, axl_device_t device, py::objec
 }
 
 void register_buffer(py::module_& m) {
-  py::class_<BufferObj> cls(m, "Buffer", R"doc(
+  py::class_<BufferObj> cls(m, "Buffer", py::buffer_protocol(), R"doc(
 An n-d array on one device (MAX: ``max.driver.Buffer``).
 
 ``Buffer(dtype, shape, device=None, stream=None, usage=Usage.DEFAULT)``
@@ -268,11 +299,16 @@ Raises:
             }
             // Buffer(dtype, shape, queue): MAX's stream overload, positionally.
             if (!device.is_none() && !cache().device_of.count(device.ptr()) && is_queue(device)) {
-              if (!stream.is_none()) throw py::type_error("Buffer(): both a queue as device and stream= given");
-              std::swap(device, stream);
+              if (stream.is_none()) stream = device;
+              device = py::none();
             }
-            if (!device.is_none() && !stream.is_none())
-              throw py::type_error("Buffer(): pass device or stream, not both");
+            // MAX's rule: a stream replaces the device (the buffer lives on
+            // the stream's device, bound to it), whatever device was given.
+            if (!stream.is_none()) {
+              if (!is_queue(stream))
+                throw py::type_error("Buffer: stream must be a DeviceQueue, got " + std::string(py::repr(stream)));
+              device = py::none();
+            }
             // Buffer(ndarray, dev) positionally: MAX's third overload.
             // (A DType is the common case: checked first, since hasattr on
             // a missing attribute raises and clears an AttributeError.)
@@ -403,6 +439,7 @@ Raises:
                std::string(py::repr(b.queue)) + ")";
       });
   g_buffer_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  add_buffer_protocol(cls);
 
   // ------------------------------------------------------ HostHazardCompletion
   struct CompletionObj {
@@ -412,14 +449,16 @@ Raises:
 A point in a queue that host accesses wait for (MAX:
 ``max._core.driver.HostHazardCompletion``). Compared and hashed by identity.
 )doc")
-      .def_static("record_on", [](QueueObj& q) {
+      .def_static("record_on", [](py::handle queue) {
+        QueueObj& q = arg_ref<QueueObj>(queue, "HostHazardCompletion.record_on: queue", "a DeviceQueue");
         auto o = std::make_unique<CompletionObj>();
         o->c = without_gil([&] { return axl::Completion::record(q.queue); });  // records an event
         return o;
       }, py::arg("queue"), "A completion for the work already enqueued on queue.")
-      .def_static("poisoned", [](py::object /*queue*/, const std::string& error) {
+      .def_static("poisoned", [](py::object /*queue*/, py::handle error) {
+        const auto text = arg_as<std::string>(error, "HostHazardCompletion.poisoned: error", "a str");
         auto o = std::make_unique<CompletionObj>();
-        o->c = axl::Completion::poisoned(c_string(error, "error"));
+        o->c = axl::Completion::poisoned(c_string(text, "error"));
         return o;
       }, py::arg("queue"), py::arg("error"), "A completion whose waits raise HostHazardError(error).")
       .def("is_ready", [](CompletionObj& o) { return o.c.is_ready(); }, "True once the work ran, or when poisoned.")
@@ -427,8 +466,9 @@ A point in a queue that host accesses wait for (MAX:
         const axl::Completion& c = o.c;
         without_gil([&c] { c.wait(); });
       }, "Blocks until ready; raises HostHazardError with the poison message.")
-      .def("poison", [](CompletionObj& o, const std::string& message) {
-        o.c.poison(c_string(message, "message"));
+      .def("poison", [](CompletionObj& o, py::handle message) {
+        const auto text = arg_as<std::string>(message, "HostHazardCompletion.poison: message", "a str");
+        o.c.poison(c_string(text, "message"));
       }, py::arg("message"));
   cls.def("_stamp", [](BufferObj& b, CompletionObj& c, uint32_t access) { b.buffer.stamp(c.c, access); });
 

@@ -123,6 +123,27 @@ inline const char* c_string(const std::string& s, const char* what) {
   return s.c_str();
 }
 
+// A user's argument as T, or a TypeError naming the argument, what it must
+// be and what it was. pybind11's own messages for these ("incompatible
+// function arguments", "Unable to cast ... to C++ type '?'") name neither,
+// so arguments that come from users are taken as py::handle and converted
+// here (out-of-range ints included: MAX's binding refuses them with a
+// TypeError too).
+std::string describe(py::handle o);  // "int 3", "str 'x'"
+template <typename T>
+T arg_as(py::handle o, const char* what, const char* expected) {
+  try {
+    return o.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
+  }
+}
+template <typename Obj>
+Obj& arg_ref(py::handle o, const char* what, const char* expected) {
+  if (!py::isinstance<Obj>(o)) throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
+  return o.cast<Obj&>();
+}
+
 inline void check(axl_status s) {
   if (s != AXL_SUCCESS) axl::check(s);
 }
@@ -244,6 +265,9 @@ struct BufferObj {
 // The Python type of Buffer (for fast isinstance checks in launch).
 PyTypeObject* buffer_type();
 void register_buffer(py::module_& m);
+// Python's buffer protocol (memoryview, PEP 688) on the Buffer type
+// (buffer_protocol.cpp).
+void add_buffer_protocol(py::handle buffer_type);
 // DLPack export (__dlpack__, __dlpack_device__) and import (_from_dlpack).
 void register_dlpack(py::module_& m, py::class_<BufferObj>& cls);
 // Builds a Buffer object around an existing allocation (used by DLPack).

@@ -79,7 +79,9 @@ fewer than two accelerators. The error names the first pair that failed.
 )doc");
 
   // ------------------------------------------------------ virtual devices
-  m.def("set_virtual_device_count", [](int32_t n) { axl::set_virtual_device_count(n); }, py::arg("count"),
+  m.def("set_virtual_device_count", [](py::handle n) {
+    axl::set_virtual_device_count(arg_as<int32_t>(n, "set_virtual_device_count: count", "an int"));
+  }, py::arg("count"),
         R"doc(
 Turns virtual-device mode on (count > 0: the accelerators become exactly
 ``count`` compile-only devices of the ``virtual`` plugin, with the api and
@@ -89,15 +91,24 @@ plugin is not installed. Devices obtained earlier keep their settings.
 )doc");
   m.def("get_virtual_device_count", [] { return axl::virtual_device_count(); }, "The virtual device count; 0 when the mode is off (the default).");
   m.def("is_virtual_device_mode", [] { return axl::is_virtual_device_mode(); });
-  m.def("set_virtual_device_api", [](const std::string& api) { axl::set_virtual_device_api(c_string(api, "virtual device api")); },
+  m.def("set_virtual_device_api", [](py::handle api) {
+    const auto s = arg_as<std::string>(api, "set_virtual_device_api: api", "a str");
+    axl::set_virtual_device_api(c_string(s, "virtual device api"));
+  },
         py::arg("api"), "Api the virtual devices report ('cuda', 'hip', 'metal'); set before the count.");
   m.def("get_virtual_device_api", [] { return axl::virtual_device_api(); }, "'' when unset.");
   m.def("set_virtual_device_target_arch",
-        [](const std::string& arch) { axl::set_virtual_device_target_arch(c_string(arch, "virtual device target architecture")); }, py::arg("arch"),
+        [](py::handle arch) {
+          const auto s = arg_as<std::string>(arch, "set_virtual_device_target_arch: arch", "a str");
+          axl::set_virtual_device_target_arch(c_string(s, "virtual device target architecture"));
+        }, py::arg("arch"),
         "Architecture the virtual devices report ('sm_90', 'gfx942'); set before the count.");
   m.def("get_virtual_device_target_arch", [] { return axl::virtual_device_target_arch(); },
         "'' when unset.");
-  m.def("set_virtual_cpu_target", [](const std::string& cpu) { axl::set_virtual_cpu_target(c_string(cpu, "virtual CPU target")); },
+  m.def("set_virtual_cpu_target", [](py::handle cpu) {
+    const auto s = arg_as<std::string>(cpu, "set_virtual_cpu_target: cpu", "a str");
+    axl::set_virtual_cpu_target(c_string(s, "virtual CPU target"));
+  },
         py::arg("cpu"), R"doc(
 Fixed LLVM target CPU for CPU kernel code generation: a CPU name such as
 'x86-64-v3', 'generic' (the host family's baseline), or '' for the host CPU.

@@ -70,6 +70,10 @@ void set_python_error(const axl::Error& e) {
   PyErr_SetString(builtin_for(e.status()), msg.c_str());
 }
 
+std::string describe(py::handle o) {
+  return std::string(py::str(py::type::handle_of(o).attr("__name__"))) + " " + std::string(py::repr(o));
+}
+
 void set_python_error_from_current() {
   try {
     throw;

@@ -390,7 +390,10 @@ PyMethodDef g_launch_def = {"launch", reinterpret_cast<PyCFunction>(reinterpret_
 
 int32_t format_code(const py::object& format) {
   if (format.is_none()) return AXL_MODULE_FORMAT_AUTO;
-  if (py::isinstance<py::int_>(format)) return format.cast<int32_t>();
+  if (py::isinstance<py::int_>(format)) return arg_as<int32_t>(format, "load_module: format", "a str or an int32 code");
+  if (!py::isinstance<py::str>(format))
+    throw py::type_error("load_module: format must be a str (auto, shared_object, ptx, cubin, fatbin, hsaco, spirv), "
+                         "got " + describe(format));
   std::string f = format.cast<std::string>();
   static const std::pair<const char*, int32_t> kNames[] = {
       {"auto", AXL_MODULE_FORMAT_AUTO},     {"shared_object", AXL_MODULE_FORMAT_SHARED_OBJECT},

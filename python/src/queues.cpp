@@ -128,7 +128,10 @@ PyTorch) because timestamps cost something on every record.
            "True once the last record completed (or if never recorded).")
       .def(
           "elapsed_time",
-          [](EventObj& self, EventObj& end) { return static_cast<double>(self.event.elapsed_ms(end.event)); },
+          [](EventObj& self, py::handle end) {
+            EventObj& e = arg_ref<EventObj>(end, "DeviceEvent.elapsed_time: end_event", "a DeviceEvent");
+            return static_cast<double>(self.event.elapsed_ms(e.event));
+          },
           py::arg("end_event"), R"doc(
 Milliseconds from this event to ``end_event`` (float).
 
@@ -170,7 +173,9 @@ CUDA only).
              return f;
            }),
            py::arg("device"))
-      .def("signal", [](FlagObj& self, uint64_t v) { self.flag.signal(v); }, py::arg("value"),
+      .def("signal", [](FlagObj& self, py::handle v) {
+        self.flag.signal(arg_as<uint64_t>(v, "CompletionFlag.signal: value", "an int in [0, 2**64)"));
+      }, py::arg("value"),
            "Release-ordered store of ``value``.")
       .def("load", [](FlagObj& self) { return self.flag.load(); }, "Acquire-ordered load.")
       .def("reset", [](FlagObj& self) { self.flag.reset(); }, "Relaxed store of 0.")
@@ -239,21 +244,23 @@ the failure instead.
 )doc")
       .def(
           "record_event",
-          [](QueueObj& self) {
-            auto ev = std::make_unique<EventObj>();
-            ev->device = self.device;
-            ev->event = axl::Unowned<axl::Device>(self.device)->create_event();
-            without_gil([&] { self.queue.record(ev->event); });
-            return ev;
-          },
-          "Records a new DeviceEvent (timing off) that completes once everything enqueued so far has run.")
-      .def(
-          "record_event",
-          [](QueueObj& self, EventObj& ev) {
+          // One def for MAX's two overloads, so that a wrong argument gets a
+          // message naming it rather than pybind11's overload list.
+          [](QueueObj& self, py::handle event) -> py::object {
+            if (event.is_none()) {
+              auto ev = std::make_unique<EventObj>();
+              ev->device = self.device;
+              ev->event = axl::Unowned<axl::Device>(self.device)->create_event();
+              without_gil([&] { self.queue.record(ev->event); });
+              return py::cast(std::move(ev));
+            }
+            EventObj& ev = arg_ref<EventObj>(event, "DeviceQueue.record_event: event", "a DeviceEvent or None");
             without_gil([&] { self.queue.record(ev.event); });
+            return py::none();
           },
-          py::arg("event"),
-          "Re-records ``event`` (same device) to complete once everything enqueued so far has run.")
+          py::arg("event") = py::none(),
+          "``record_event()`` records and returns a new DeviceEvent (timing off) that completes once everything "
+          "enqueued so far has run; ``record_event(event)`` re-records ``event`` (same device) and returns None.")
       .def(
           "wait_for",
           [](QueueObj& self, QueueObj& other) {
@@ -282,7 +289,10 @@ the failure instead.
           py::arg("device"), "Later work on this queue waits for all work on ``device.default_queue`` so far.")
       .def(
           "wait_for_host_value",
-          [](QueueObj& self, FlagObj& flag, uint64_t value) {
+          [](QueueObj& self, py::handle flag_arg, py::handle value_arg) {
+            FlagObj& flag = arg_ref<FlagObj>(flag_arg, "DeviceQueue.wait_for_host_value: flag", "a CompletionFlag");
+            const auto value =
+                arg_as<uint64_t>(value_arg, "DeviceQueue.wait_for_host_value: value", "an int in [0, 2**64)");
             without_gil([&] { self.queue.wait_flag(flag.flag, value); });
           },
           py::arg("flag"), py::arg("value"), R"doc(

@@ -7,7 +7,10 @@ namespace axlpy {
 
 void register_trace(py::module_& m) {
   m.def(
-      "_launch_trace_begin", [](bool include_host) { axl::begin_launch_trace(include_host); },
+      "_launch_trace_begin",
+      [](py::handle include_host) {
+        axl::begin_launch_trace(arg_as<bool>(include_host, "begin_launch_trace: include_host", "a bool"));
+      },
       py::arg("include_host") = false);
   m.def("_launch_trace_take", [] {
     std::vector<axl::LaunchTraceEntry> entries = axl::take_launch_trace();

@@ -310,3 +310,33 @@ def test_encode_matches_ml_dtypes(dt):
     mismatch = np.nonzero(got != ref)[0]
     assert mismatch.size == 0, [(values[i], hex(got[i]), hex(ref[i])) for i in mismatch[:5]]
     assert values.size > 1000
+
+
+def test_no_numpy_dtype_maps_to_a_float8_it_is_not():
+    """ml_dtypes < 0.5 has no float8_e8m0fnu: that DType falls back to
+    np.uint8 (its raw bits), which must not make np.uint8 map back to it
+    (Buffer.from_numpy of uint8 data made a float8 buffer). Run in a child,
+    where the attribute is removed before axl builds its table; every numpy
+    dtype that maps to a DType must be that DType's own numpy type."""
+    from conftest import run_py
+
+    code = """
+        import ml_dtypes
+        import numpy as np
+        if hasattr(ml_dtypes, "float8_e8m0fnu"):
+            del ml_dtypes.float8_e8m0fnu  # as in ml_dtypes 0.3 / 0.4
+        from axl.driver import Buffer
+        from axl.dtype import DType
+        assert DType.from_numpy(np.uint8) is DType.uint8, DType.from_numpy(np.uint8)
+        assert Buffer.from_numpy(np.arange(3, dtype=np.uint8)).dtype is DType.uint8
+        assert DType.float8_e8m0fnu.to_numpy() is np.uint8  # still exported as its bits
+        for member in DType:
+            try:
+                np_type = member.to_numpy()
+            except ValueError:
+                continue
+            back = DType.from_numpy(np_type)
+            assert back is member or (member.is_float8() and np_type is np.uint8), (member, back)
+        print("ok")
+    """
+    assert run_py(code).stdout.strip() == "ok"

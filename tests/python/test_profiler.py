@@ -91,8 +91,12 @@ def test_set_gpu_profiling_state_values_and_errors():
     assert is_profiling_enabled()
     set_gpu_profiling_state("off")
     assert not is_profiling_enabled()
-    for bad in ("ON", "true", "", "verbose", 1, None):
+    for bad in ("ON", "true", "", "verbose"):
         with pytest.raises(ValueError, match=r"expected one of 'off', 'on', 'detailed'") as info:
+            set_gpu_profiling_state(bad)
+        assert repr(bad) in str(info.value)
+    for bad in (None, 1, b"on", ["on"]):  # not a str: TypeError, as MAX's argument cast
+        with pytest.raises(TypeError, match=r"state must be a str, one of 'off', 'on', 'detailed'") as info:
             set_gpu_profiling_state(bad)
         assert repr(bad) in str(info.value)
     assert not is_profiling_enabled()
@@ -498,3 +502,21 @@ def test_quickstart_timeline(tmp_path):
     assert any(e.get("cat") == "span" for e in evs)
     assert any(e.get("cat") == "device" for e in evs)  # the quickstart's event timings
     assert x_events_nest(evs)
+
+
+# The timeline bugs of issue 14 live in the core's JSON sink
+# (core/src/profile_json.cpp), outside the binding: this test states the
+# expected behaviour and is a strict xfail until the core is fixed (a pass
+# then fails it, so the marker goes with the fix). The overlapping device
+# intervals need device timings, which neither the cpu nor the virtual
+# backend records, so they have no test here.
+CORE_FIX = "core/src/profile_json.cpp: needs the core fix reported in issue 14"
+
+
+@pytest.mark.xfail(strict=True, reason=CORE_FIX + " (a comma after the last metadata event)")
+def test_timeline_without_spans_is_valid_json(tmp_path):
+    path = tmp_path / "empty.json"
+    p = run_py("import axl.driver\n", env={"AXL_ENABLE_PROFILING": "on", "AXL_PROFILE_OUTPUT": str(path)})
+    assert p.returncode == 0 and path.exists()
+    doc = load_trace(path)
+    assert [e["ph"] for e in doc["traceEvents"]] == ["M"]

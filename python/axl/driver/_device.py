@@ -95,12 +95,14 @@ class Device:
 
     @property
     def stats(self) -> Mapping[str, Any]:
-        """``{"free_memory": bytes, "total_memory": bytes}`` with free <= total.
-
-        MAX's accelerators also report graph_mem_*; axl has no graph memory.
-        """
+        """``{"free_memory": bytes, "total_memory": bytes}`` with free <= total;
+        accelerators also have MAX's ``graph_mem_reserved`` and
+        ``graph_mem_used`` keys, 0 (axl captures no graphs, so no memory is
+        held for them)."""
         free, total = self._h.memory_info()
-        return {"free_memory": free, "total_memory": total}
+        if self.is_host:
+            return {"free_memory": free, "total_memory": total}
+        return {"free_memory": free, "total_memory": total, "graph_mem_reserved": 0, "graph_mem_used": 0}
 
     @property
     def max_single_alloc_size(self) -> int:
@@ -224,7 +226,13 @@ class Accelerator(Device):
     __slots__ = ()
 
     def __new__(cls, id: int = -1) -> Accelerator:
-        return cast(Accelerator, _core._device_object("gpu", operator.index(id)))
+        index = operator.index(id)
+        if not -(2**31) <= index < 2**31:  # beyond the core's int32 ids
+            raise ValueError(
+                f"Accelerator(id={index}) was requested but no accelerator has that id "
+                f"({_core.accelerator_count()} exist; -1 picks the first)"
+            )
+        return cast(Accelerator, _core._device_object("gpu", index))
 
 
 def _make_device(handle: _core.DeviceHandle) -> Device:

@@ -71,7 +71,14 @@ def _message(path: str, detail: str) -> str:
 
 def _read_data(path: str, dtype: DType, shape: tuple[int, ...], offset: int, nbytes: int) -> Any:
     # Mode "r" maps the file privately and lazily (MAX copies it whole).
-    return Buffer.mmap(path, dtype, shape, mode="r", offset=offset)
+    # The header is valid .max but may not fit a Buffer (rank above
+    # MAX_RANK): mmap's refusal, too, names the file first.
+    try:
+        return Buffer.mmap(path, dtype, shape, mode="r", offset=offset)
+    except ValueError as e:
+        if str(e).startswith(f"{path}"):
+            raise
+        raise ValueError(f"{path}: {e}") from None
 
 
 __all__ = ["load_max_buffer"]

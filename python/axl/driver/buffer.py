@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import math
 import os
 import sys
 from typing import Any, Protocol, Sequence, Union, runtime_checkable
@@ -194,6 +195,7 @@ def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
     (DLPack's ``stream`` argument).
 
     Raises:
+        TypeError: ``array`` has no ``__dlpack__`` method.
         ValueError: MAX's messages for non-contiguous input and for ``copy``
             with inputs other than numpy arrays and Buffers.
         BufferError: the producer's device or dtype has no axl counterpart;
@@ -223,6 +225,11 @@ def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
         )
     if copy is not None:
         raise ValueError("`Buffer.from_dlpack` supports the `copy` flag only for numpy array and `Buffer` inputs")
+    if not callable(getattr(array, "__dlpack__", None)):
+        raise TypeError(
+            f"Buffer.from_dlpack: expected a DLPack producer (an object with __dlpack__, such as a numpy array "
+            f"or a torch tensor), got {type(array).__name__}"
+        )
     stream = None
     device = getattr(array, "__dlpack_device__", None)
     if callable(device) and device()[0] in (2, 10):  # CUDA, ROCm: hand over our stream
@@ -256,6 +263,19 @@ def _export_wait(buf: Buffer) -> None:
         buf.stream.synchronize()
 
 
+_DL_EXT_DEV = 12  # DLPack's kDLExtDev: memory of a device DLPack has no type for
+
+
+def _copy_in_place_kind(buf: Buffer) -> Buffer:
+    """A contiguous copy in the same kind of memory as ``buf`` (``__dlpack__
+    (copy=True)``: the copy lives where the buffer says it does, so a
+    staging buffer's copy is staging memory too), hazard-tracked so that the
+    export waits for the copy."""
+    out = Buffer(buf.dtype, buf.shape, stream=buf.stream, usage=buf.usage & ~Usage.UNTRACKED)
+    out._copy_from(buf, _copy_queue(out, buf))
+    return out
+
+
 def _dlpack(
     self: Buffer,
     *,
@@ -270,12 +290,20 @@ def _dlpack(
     consumer passes ``max_version >= (1, 0)``, else a legacy ``dltensor``.
     ``stream=-1`` skips synchronisation; any other value waits on the host
     for the buffer's producer first. ``dl_device=(1, 0)`` exports a host copy
-    of device memory; ``copy=True`` always copies, ``copy=False`` refuses.
+    of device memory; ``copy=True`` always copies, into the same kind of
+    memory (a staging buffer's copy is staging memory); ``copy=False``
+    refuses. Memory of a device DLPack has no type for (the virtual
+    backend's) is refused: no consumer could read it.
 
     Raises:
+        TypeError: ``stream`` is neither an int nor None.
         BufferError: a device change with ``copy=False``, or to a device other
-            than the CPU; a dtype DLPack lacks.
+            than the CPU; a dtype DLPack lacks; memory no consumer can read.
     """
+    # The array API's stream is an int (or None); anything else is a caller's
+    # mistake that would otherwise be read as "synchronize" silently.
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+        raise TypeError(f"__dlpack__: stream must be an int or None, got {type(stream).__name__} {stream!r}")
     target, copied = self, False
     if dl_device is not None and tuple(dl_device) != self._dlpack_device():
         if copy is False:
@@ -287,7 +315,13 @@ def _dlpack(
             raise BufferError(f"__dlpack__: can export to the CPU (1, 0) only, not {tuple(dl_device)}")
         target, copied = self.to(CPU()), True
     elif copy:
-        target, copied = self.copy(), True
+        target, copied = _copy_in_place_kind(self), True
+    if target._dlpack_device()[0] == _DL_EXT_DEV:
+        raise BufferError(
+            f"__dlpack__: the buffer is in {target.device}'s memory ({target.device.api} backend), which no "
+            "DLPack consumer can read (its device type would be kDLExtDev); copy it to the host first with "
+            "buf.to(CPU()), or ask for a host copy with __dlpack__(dl_device=(1, 0))"
+        )
     if stream != -1 or copied:
         _export_wait(target)
     versioned = max_version is not None and tuple(max_version)[0] >= 1
@@ -304,6 +338,36 @@ def _dlpack_device(self: Buffer) -> tuple[int, int]:
     return self._dlpack_device()
 
 
+def _array(self: Buffer, dtype: Any = None, copy: bool | None = None) -> Any:
+    """numpy's ``__array__`` (``np.asarray(buf)``, ``np.array(buf)``): host
+    and staging memory as a zero-copy alias, like :meth:`to_numpy`; with
+    ``copy=True`` a private copy, with a ``dtype`` other than the buffer's a
+    converted copy. Takes numpy 1.x's ``__array__(dtype)`` and 2.x's
+    ``__array__(dtype, copy=)``.
+
+    Raises:
+        TypeError: device memory (numpy cannot read it; torch raises the
+            same for CUDA tensors): copy it with ``buf.to(CPU())`` or call
+            ``buf.to_numpy()``, which copies.
+        ValueError: ``copy=False`` with a dtype conversion; a dtype numpy
+            lacks (as :meth:`to_numpy`).
+    """
+    if not self._host_visible:
+        raise TypeError(
+            f"can't convert a Buffer in {self.device}'s device memory to a numpy array: copy it to the host "
+            "first with buf.to(CPU()), or use buf.to_numpy(), which copies"
+        )
+    arr = self.to_numpy()
+    np = _np()
+    if dtype is not None and np.dtype(dtype) != arr.dtype:
+        if copy is False:
+            raise ValueError(
+                f"Buffer.__array__: converting {self.dtype} to numpy {np.dtype(dtype)} needs a copy, but copy=False"
+            )
+        return arr.astype(dtype)
+    return arr.copy() if copy else arr
+
+
 # ----------------------------------------------------------- element access
 
 
@@ -311,7 +375,10 @@ def _write_element(view: Buffer, value: Any) -> None:
     np = _np()
     dtype = view.dtype
     if dtype in _NUMPY_NATIVE:
-        arr = np.array(value, dtype=dtype.to_numpy())
+        try:
+            arr = np.array(value, dtype=dtype.to_numpy())
+        except OverflowError:  # numpy 1.x words it without the value
+            raise OverflowError(f"Python integer {value!r} out of bounds for {dtype}") from None
     else:
         arr = np.array(_encode(dtype, float(value)), dtype=_raw_numpy(dtype))
     if view._host_visible:
@@ -439,7 +506,18 @@ def _mmap(
         if not os.path.exists(filename):
             raise FileNotFoundError(f"No such file or directory: {os.fspath(filename)!r}")
         return Buffer(dtype, dims, CPU())
-    mm = np.memmap(filename, dtype=_raw_numpy(dtype), mode=_MMAP_MODES[mode], offset=offset, shape=dims, order="C")
+    np_mode = _MMAP_MODES[mode]
+    if np_mode == "r+":
+        # np.memmap grows a short file in "r+" mode (writing a zero at the
+        # end); mapping an existing file must not change its size.
+        nbytes = offset + dtype.size_in_bytes * math.prod(dims)
+        size = os.stat(filename).st_size
+        if size < nbytes:
+            raise ValueError(
+                f"{os.fspath(filename)}: the file has {size} bytes, mode {mode!r} with offset {offset} and shape "
+                f"{dims} needs {nbytes}; a mapping never grows the file (use mode='w+' to create one)"
+            )
+    mm = np.memmap(filename, dtype=_raw_numpy(dtype), mode=np_mode, offset=offset, shape=dims, order="C")
     buf, _ = _core._from_dlpack_capsule(_numpy_capsule(mm))
     return buf._view(dtype, dims)
 
@@ -476,11 +554,15 @@ def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
     Shapes may differ when the element counts match.
 
     Raises:
+        TypeError: ``src`` is not a Buffer (wrap arrays with
+            ``Buffer.from_numpy`` / ``Buffer.from_dlpack``).
         ValueError: ``Cannot copy buffers of different sizes`` /
             ``Cannot copy buffers of different dtypes``.
     """
     if self is src:
         return
+    if not isinstance(src, Buffer):
+        raise TypeError(f"Buffer.inplace_copy_from: src must be a Buffer, got {type(src).__name__}")
     if self.num_elements != src.num_elements:
         raise ValueError("Cannot copy buffers of different sizes")
     if self.dtype != src.dtype:
@@ -577,6 +659,10 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
         )
     batched, strided = [], []
     for i, (dst, src) in enumerate(zip(dsts, srcs)):
+        if not isinstance(dst, Buffer) or not isinstance(src, Buffer):
+            raise TypeError(
+                f"batch_inplace_copy: pair {i} must be two Buffers, got {type(dst).__name__} and {type(src).__name__}"
+            )
         if dst is src:
             continue
         if dst.num_elements != src.num_elements or dst.dtype != src.dtype:
@@ -598,6 +684,12 @@ def copy_pinned_to_destinations(source: Buffer, destinations: Sequence[Buffer]) 
     queue, so work freeing or reusing the pinned memory there comes after
     every read (MAX's semantics; axl also keeps the allocation itself alive
     until each queue that used it has finished)."""
+    if not isinstance(source, Buffer):
+        raise TypeError(f"copy_pinned_to_destinations: source must be a Buffer, got {type(source).__name__}")
+    destinations = list(destinations)
+    for i, dst in enumerate(destinations):
+        if not isinstance(dst, Buffer):
+            raise TypeError(f"copy_pinned_to_destinations: destination {i} must be a Buffer, got {type(dst).__name__}")
     for dst in destinations:
         dst.inplace_copy_from(source)
     if source.pinned:
@@ -617,13 +709,25 @@ class DevicePinnedBuffer(Buffer):
         ValueError: ``DevicePinnedBuffer requires a non-host device``.
     """
 
+    # The device is checked in __new__, before an instance exists: an
+    # exception from __init__ would leave an instance whose C++ half was
+    # never built in the traceback's frames, and touching it (a debugger,
+    # pytest's report of locals) crashed the process.
+    def __new__(cls, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> DevicePinnedBuffer:
+        if "_like" not in kwargs:
+            owner = device.device if isinstance(device, DeviceQueue) else device
+            if owner is not None and not isinstance(owner, Device):
+                raise TypeError(
+                    f"DevicePinnedBuffer: device must be a Device or DeviceQueue, got {type(device).__name__}"
+                )
+            if owner is None or owner.is_host:
+                raise ValueError("DevicePinnedBuffer requires a non-host device")
+        return super().__new__(cls)
+
     def __init__(self, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> None:
         if "_like" in kwargs:
             super().__init__(_like=kwargs["_like"])
             return
-        owner = device.device if isinstance(device, DeviceQueue) else device
-        if owner is None or owner.is_host:
-            raise ValueError("DevicePinnedBuffer requires a non-host device")
         super().__init__(dtype, shape, device, usage=Usage.STAGING | Usage.UNTRACKED)
 
     @staticmethod
@@ -644,6 +748,7 @@ for _name, _fn in {
     "to_numpy": _to_numpy,
     "__dlpack__": _dlpack,
     "__dlpack_device__": _dlpack_device,
+    "__array__": _array,
     "__setitem__": _setitem,
     "__str__": _str,
     "item": _item,
@@ -667,6 +772,9 @@ for _name, _fn in {
     "mmap": _mmap,
 }.items():
     setattr(Buffer, _name, staticmethod(_fn))
+if sys.version_info < (3, 12):
+    # PEP 688's __buffer__, which CPython derives from the C slot from 3.12 on.
+    setattr(Buffer, "__buffer__", lambda self, flags: memoryview(self))
 setattr(Buffer, "usage", property(lambda self: Usage(self._usage_bits), doc="Allocation intent (Usage)."))
 
 __all__ = [

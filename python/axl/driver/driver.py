@@ -113,7 +113,13 @@ def calculate_virtual_device_count(*device_spec_lists: Sequence[DeviceSpec]) -> 
     ``([DeviceSpec.accelerator(3)], [DeviceSpec.accelerator(1)])`` -> 4."""
     max_id = -1
     for specs in device_spec_lists:
+        if isinstance(specs, (str, bytes)) or not hasattr(specs, "__iter__"):
+            raise TypeError(f"calculate_virtual_device_count: expected lists of DeviceSpec, got {specs!r}")
         for spec in specs:
+            if not isinstance(spec, DeviceSpec):
+                raise TypeError(
+                    f"calculate_virtual_device_count: expected DeviceSpec entries, got {type(spec).__name__} {spec!r}"
+                )
             if spec.device_type == "gpu":
                 max_id = max(max_id, spec.id)
     return max(1, max_id + 1)

@@ -24,11 +24,12 @@ is_profiling_enabled = _core._profiler_is_enabled
 
 def set_gpu_profiling_state(state: str, /) -> None:
     """Sets the profiling state: ``"off"``, ``"on"`` or ``"detailed"``
-    (case-sensitive). Anything else raises ``ValueError`` naming the three.
-    Overrides ``AXL_ENABLE_PROFILING``; spans already open still close."""
+    (case-sensitive). Another string raises ``ValueError`` naming the three;
+    a non-string ``TypeError`` (MAX's binding refuses it in the argument
+    cast). Overrides ``AXL_ENABLE_PROFILING``; spans already open still close."""
     if not isinstance(state, str):
-        raise ValueError(
-            f"set_gpu_profiling_state: invalid state {state!r}; expected one of 'off', 'on', 'detailed'"
+        raise TypeError(
+            f"set_gpu_profiling_state: state must be a str, one of 'off', 'on', 'detailed'; got {state!r}"
         )
     _core._profiler_set_state(state)
 

@@ -1,0 +1,116 @@
+"""MAX's host-function entry points (spec 2.1, 2.4): ``Device.
+__unsafe_enqueue_py_host_func``, ``Device.__unsafe_enqueue_async_py_host_func``
+and ``DeviceQueue.__unsafe_enqueue_async_py_host_func``.
+
+axl's own API is ``DeviceQueue.enqueue_host_func`` (any queue, the cpu
+backend included); these names keep MAX's contract, errors included: a
+``RuntimeError`` on the CPU, so code written for MAX that relies on it
+behaves the same. Set with setattr: the names start with two underscores,
+which Python would mangle inside a class body.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import sys
+import threading
+import traceback
+from typing import Any, Callable
+
+from .._core import CompletionFlag, DeviceQueue
+from ._device import CPU, Device
+
+# The "CPU worker pool" of MAX's async variant: one per process (axl's CPU
+# device has no pool of its own), created on first use.
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="axl-host-func")
+        return _pool
+
+
+def _refuse_host(where: str, queue: DeviceQueue) -> None:
+    if queue.device.is_host:
+        raise RuntimeError(
+            f"{where}: host functions through MAX's entry points need an accelerator queue, not {queue.device} "
+            "(MAX refuses the CPU; axl's DeviceQueue.enqueue_host_func runs them on any queue)"
+        )
+
+
+def _check_callable(where: str, fn: Any) -> None:
+    if not callable(fn):
+        raise TypeError(f"{where}: fn must be a callable taking no arguments, got {type(fn).__name__}")
+
+
+def _enqueue_py_host_func(self: Device, fn: Callable[[], object]) -> None:
+    """Runs ``fn()`` on a driver thread after the work already on the
+    device's default queue (cuLaunchHostFunc's contract: no device calls
+    inside). A raising ``fn`` has its traceback printed; ``synchronize``
+    does not raise for it.
+
+    Raises:
+        TypeError: ``fn`` is not callable.
+        RuntimeError: the device is the CPU, or its backend has no host
+            functions (``UnsupportedError``).
+    """
+    where = "Device.__unsafe_enqueue_py_host_func"
+    _check_callable(where, fn)
+    _refuse_host(where, self.default_queue)
+    self.default_queue.enqueue_host_func(fn)
+
+
+def _enqueue_async(where: str, queue: DeviceQueue, fn: Any, flag: Any, value: Any, cpu: Any) -> None:
+    _check_callable(where, fn)
+    if not isinstance(flag, CompletionFlag):
+        raise TypeError(f"{where}: flag must be a CompletionFlag, got {type(flag).__name__}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+        raise TypeError(f"{where}: value must be an int in [0, 2**64), got {value!r}")
+    if not isinstance(cpu, CPU):
+        raise TypeError(f"{where}: cpu must be the CPU device, got {type(cpu).__name__}")
+    _refuse_host(where, queue)
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException:  # printed, as the synchronous variant does
+            print(f"axl: exception in a host function ({where}):", file=sys.stderr)
+            traceback.print_exc()
+        finally:
+            flag.signal(value)
+
+    # The queue's host node only hands fn to the pool and returns, so the
+    # queue goes on at once; fn, flag and cpu stay referenced by `run`.
+    pool = _worker_pool()
+    queue.enqueue_host_func(lambda: pool.submit(run) and None)
+
+
+def _device_enqueue_async(self: Device, fn: Callable[[], object], flag: CompletionFlag, value: int, cpu: CPU) -> None:
+    """Hands ``fn`` to a CPU worker thread once the device's default queue
+    reaches this point, and returns at once; when ``fn`` has finished, the
+    worker signals ``value`` into ``flag`` (``wait_for_host_value`` can gate
+    later queue work on it).
+
+    Raises:
+        TypeError: ``fn`` not callable, ``flag`` not a CompletionFlag,
+            ``value`` not a u64, ``cpu`` not the CPU.
+        RuntimeError: the device is the CPU, or its backend has no host
+            functions.
+    """
+    _enqueue_async("Device.__unsafe_enqueue_async_py_host_func", self.default_queue, fn, flag, value, cpu)
+
+
+def _queue_enqueue_async(
+    self: DeviceQueue, fn: Callable[[], object], flag: CompletionFlag, value: int, cpu: CPU
+) -> None:
+    """As ``Device.__unsafe_enqueue_async_py_host_func``, on this queue."""
+    _enqueue_async("DeviceQueue.__unsafe_enqueue_async_py_host_func", self, fn, flag, value, cpu)
+
+
+setattr(Device, "__unsafe_enqueue_py_host_func", _enqueue_py_host_func)
+setattr(Device, "__unsafe_enqueue_async_py_host_func", _device_enqueue_async)
+setattr(DeviceQueue, "__unsafe_enqueue_async_py_host_func", _queue_enqueue_async)
