@@ -174,10 +174,15 @@ AXL_API axl_status axl_event_elapsed_ms(axl_event_t start, axl_event_t end, floa
     }
     axl_status s = AXL_CALL(a->device->backend, event_elapsed_ms, a->pe, b->pe, out_ms);
     if (s == AXL_SUCCESS) {
+      uint64_t end_ns;
+      {
+        std::lock_guard<std::mutex> lk(b->mu);
+        end_ns = b->recorded_ns;
+      }
       std::lock_guard<std::mutex> lk(a->mu);
-      if (a->recorded_ns && a->last_queue)
+      if (a->recorded_ns && end_ns && a->last_queue)
         profile_record_device(a->last_queue->trace_id, a->device->id, a->device->backend->is_host(),
-                              a->recorded_ns, *out_ms);
+                              a->recorded_ns, end_ns, *out_ms);
     }
     return s;
   });

@@ -15,7 +15,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <exception>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 
 #include "internal.hpp"
 
@@ -211,6 +216,40 @@ struct EventsObj : Object {
   std::vector<std::string> names;
 };
 
+// Where each queue's device intervals were drawn to: event record time ->
+// the device end drawn for the interval that ended at that event. A device
+// runs one queue's work in order, so an event recorded later on a queue is
+// reached no earlier than one recorded before it; the host record time of
+// the start event alone does not say that (a large copy is recorded, then a
+// small one microseconds later, while the large one runs for milliseconds).
+struct DeviceAnchors {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::map<uint64_t, uint64_t>> by_queue;
+};
+DeviceAnchors& device_anchors() {
+  static auto* a = new DeviceAnchors;  // never destroyed: exit-time writers
+  return *a;
+}
+// Bounds the memory of a long-running profile: old anchors are only needed
+// for intervals that start before them, which come rarely that late.
+constexpr size_t kAnchorsPerQueue = 4096;
+
+// The start to draw [start, start + elapsed_ns] at.
+uint64_t anchor_device_interval(uint64_t queue_id, uint64_t start_recorded_ns, uint64_t end_recorded_ns,
+                                uint64_t elapsed_ns) {
+  DeviceAnchors& a = device_anchors();
+  std::lock_guard<std::mutex> lk(a.mu);
+  std::map<uint64_t, uint64_t>& ends = a.by_queue[queue_id];
+  uint64_t start = start_recorded_ns;
+  // The latest interval drawn ending at or before the start event.
+  auto it = ends.upper_bound(start_recorded_ns);
+  if (it != ends.begin()) start = std::max(start, std::prev(it)->second);
+  uint64_t& end = ends[end_recorded_ns];
+  end = std::max(end, start + elapsed_ns);
+  if (ends.size() > kAnchorsPerQueue) ends.erase(ends.begin());
+  return start;
+}
+
 }  // namespace
 
 uint64_t profile_now_ns() {
@@ -243,15 +282,17 @@ void profile_record_launch(const axl_trace_record& rec, uint32_t device_id, bool
   emit(std::move(r), false);
 }
 
-void profile_record_device(uint64_t queue_id, uint32_t device_id, bool is_host, uint64_t start_ns,
-                           float elapsed_ms) {
+void profile_record_device(uint64_t queue_id, uint32_t device_id, bool is_host, uint64_t start_recorded_ns,
+                           uint64_t end_recorded_ns, float elapsed_ms) {
   if (!profile_recording() || elapsed_ms < 0) return;
+  const uint64_t elapsed_ns = static_cast<uint64_t>(static_cast<double>(elapsed_ms) * 1e6);
+  const uint64_t start_ns = anchor_device_interval(queue_id, start_recorded_ns, end_recorded_ns, elapsed_ns);
   ProfileRecord r;
   r.kind = AXL_PROFILE_EVENT_DEVICE;
   r.thread_id = os_thread_id();
   r.queue_id = queue_id;
   r.start_ns = start_ns;
-  r.end_ns = start_ns + static_cast<uint64_t>(static_cast<double>(elapsed_ms) * 1e6);
+  r.end_ns = start_ns + elapsed_ns;
   r.device_id = device_id;
   r.host_queue = is_host;
   r.name = "device interval";

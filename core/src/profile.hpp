@@ -35,9 +35,15 @@ uint64_t profile_now_ns();
 bool profile_launches_wanted();
 // The launch-trace hook (trace.cpp): one enqueued operation.
 void profile_record_launch(const axl_trace_record& rec, uint32_t device_id, bool is_host);
-// A device interval measured by two timing events (event.cpp).
-void profile_record_device(uint64_t queue_id, uint32_t device_id, bool is_host,
-                           uint64_t start_ns, float elapsed_ms);
+// A device interval measured by two timing events of one queue (event.cpp):
+// start_recorded_ns and end_recorded_ns are the host times the two events
+// were recorded, elapsed_ms what the device measured between them. The
+// interval is drawn from the later of the start's record time and the end
+// already drawn for an event recorded before it on that queue, so one in-order
+// queue's intervals never overlap (issue 14: a small copy drawn inside the
+// large one enqueued before it, which the device ran first).
+void profile_record_device(uint64_t queue_id, uint32_t device_id, bool is_host, uint64_t start_recorded_ns,
+                           uint64_t end_recorded_ns, float elapsed_ms);
 // Whether any recording sink is on and the level is not OFF (for callers
 // that stamp times only when someone listens).
 bool profile_recording();

@@ -124,7 +124,7 @@ void put_meta(std::string& out, const char* what, uint64_t pid, uint64_t tid, co
     put_string(out, value);
   else
     out += value;
-  out += "}},\n";
+  out += "}}";
 }
 
 void put_event(std::string& out, const ProfileRecord& r, uint64_t pid, size_t index);
@@ -205,19 +205,33 @@ std::string render() {
   std::string out;
   out.reserve(256 + s.events.size() * 160);
   out += "{\"traceEvents\":[\n";
+  // Every entry but the first is preceded by a separator, so the array is
+  // valid JSON whatever it holds (metadata only, when no span was recorded).
+  bool first = true;
+  const auto next = [&] {
+    if (!first) out += ",\n";
+    first = false;
+  };
+  next();
   put_meta(out, "process_name", pid, 0, "name", "axl: " + process_name(), true);
   for (auto& [tid, name] : s.thread_names) {
+    next();
     put_meta(out, "thread_name", pid, tid, "name", name, true);
+    next();
     put_meta(out, "thread_sort_index", pid, tid, "sort_index", "0", false);
   }
   for (auto& [q, info] : s.queues) {
     std::string dev = std::string(info.host ? "cpu:" : "gpu:") + std::to_string(info.device_id);
+    next();
     put_meta(out, "thread_name", pid, kLaunchTrackBase + q, "name",
              "queue " + std::to_string(q) + " (" + dev + ") launches", true);
+    next();
     put_meta(out, "thread_sort_index", pid, kLaunchTrackBase + q, "sort_index",
              std::to_string(1000 + 2 * q), false);
+    next();
     put_meta(out, "thread_name", pid, kDeviceTrackBase + q, "name",
              "queue " + std::to_string(q) + " (" + dev + ") device timings", true);
+    next();
     put_meta(out, "thread_sort_index", pid, kDeviceTrackBase + q, "sort_index",
              std::to_string(1001 + 2 * q), false);
   }
@@ -230,10 +244,8 @@ std::string render() {
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
     return (x.end_ns - x.start_ns) > (y.end_ns - y.start_ns);
   });
-  bool first = true;
   for (size_t i : order) {
-    if (!first) out += ",\n";
-    first = false;
+    next();
     put_event(out, s.events[i], pid, i);
   }
   out += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"axl ";

@@ -504,19 +504,48 @@ def test_quickstart_timeline(tmp_path):
     assert x_events_nest(evs)
 
 
-# The timeline bugs of issue 14 live in the core's JSON sink
-# (core/src/profile_json.cpp), outside the binding: this test states the
-# expected behaviour and is a strict xfail until the core is fixed (a pass
-# then fails it, so the marker goes with the fix). The overlapping device
-# intervals need device timings, which neither the cpu nor the virtual
-# backend records, so they have no test here.
-CORE_FIX = "core/src/profile_json.cpp: needs the core fix reported in issue 14"
-
-
-@pytest.mark.xfail(strict=True, reason=CORE_FIX + " (a comma after the last metadata event)")
+# Issue 14: a timeline with no span was invalid JSON (a comma after the last
+# metadata event, core/src/profile_json.cpp).
 def test_timeline_without_spans_is_valid_json(tmp_path):
     path = tmp_path / "empty.json"
     p = run_py("import axl.driver\n", env={"AXL_ENABLE_PROFILING": "on", "AXL_PROFILE_OUTPUT": str(path)})
     assert p.returncode == 0 and path.exists()
     doc = load_trace(path)
     assert [e["ph"] for e in doc["traceEvents"]] == ["M"]
+
+
+def test_device_intervals_of_one_queue_follow_its_order(tmp_path):
+    # Issue 14: an interval was drawn from its start event's host record
+    # time, so a short op recorded while a long one (held 150 ms here) still
+    # ran was drawn inside it. One in-order queue's intervals must not
+    # overlap, and the short one starts after the long one ends.
+    path = tmp_path / "device.json"
+    run_py(
+        """
+        import time
+        from axl.driver import CPU, CompletionFlag, DeviceEvent, DeviceQueue
+        dev = CPU()
+        q = DeviceQueue(dev)
+        ev = [DeviceEvent(dev, enable_timing=True) for _ in range(4)]
+        flag = CompletionFlag(dev)
+        q.record_event(ev[0])
+        q.wait_for_host_value(flag, 1)
+        q.record_event(ev[1])
+        q.record_event(ev[2])
+        q.record_event(ev[3])
+        time.sleep(0.15)
+        flag.signal(1)
+        ev[3].synchronize()
+        long_ms = ev[0].elapsed_time(ev[1])
+        short_ms = ev[2].elapsed_time(ev[3])
+        assert long_ms >= 140 and short_ms < 100, (long_ms, short_ms)
+        """,
+        env={"AXL_ENABLE_PROFILING": "on", "AXL_PROFILE_OUTPUT": str(path)},
+    )
+    events = [e for e in load_trace(path)["traceEvents"] if e.get("cat") == "device"]
+    begins = sorted((e["ts"], e["args"]["elapsed_ns"]) for e in events if e["ph"] == "b")
+    assert len(begins) == 2, events
+    (long_start, long_ns), (short_start, _) = sorted(begins, key=lambda b: -b[1])
+    assert long_ns >= 140e6
+    # ts is in microseconds.
+    assert short_start >= long_start + long_ns / 1000 - 1, begins
