@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "axl/common/fixed_string.hpp"
 #include "cl_backend.hpp"
 #include "icd_census.hpp"
 
@@ -57,12 +58,6 @@ axl_status cl_fail(const char* call, cl_int r, const std::string& context, axl_s
 }
 
 namespace {
-
-void copy_string(char* dst, size_t capacity, const std::string& src) {
-  const size_t n = std::min(capacity - 1, src.size());
-  std::memcpy(dst, src.data(), n);
-  dst[n] = '\0';
-}
 
 // Unavailable, with the loader named; also logged by the core at info level.
 void unavailable(Discovery& d, const std::string& message, cl_int r = CL_SUCCESS) {
@@ -146,14 +141,14 @@ void describe(const ClApi& c, Device& d) {
   // Every device this backend offers is an accelerator to axl (label "gpu"),
   // a PoCL CPU device included once AXL_OPENCL_DEVICE_TYPES asks for it: its
   // memory is OpenCL buffers, not host memory the core may touch (is_host 0).
-  copy_string(a.label, sizeof a.label, "gpu");
-  copy_string(a.api, sizeof a.api, "opencl");
+  common::copy_string(a.label, sizeof a.label, "gpu");
+  common::copy_string(a.api, sizeof a.api, "opencl");
   const std::string vendor = info_string(c.clGetDeviceInfo, d.id, CL_DEVICE_VENDOR);
   const std::string name = info_string(c.clGetDeviceInfo, d.id, CL_DEVICE_NAME);
-  copy_string(a.model_name, sizeof a.model_name, vendor.empty() ? name : vendor + " " + name);
+  common::copy_string(a.model_name, sizeof a.model_name, vendor.empty() ? name : vendor + " " + name);
   // OpenCL names no architecture; the device's version string ("OpenCL 3.0
   // PoCL ...") is what a compiler choice depends on.
-  copy_string(a.architecture_name, sizeof a.architecture_name,
+  common::copy_string(a.architecture_name, sizeof a.architecture_name,
               info_string(c.clGetDeviceInfo, d.id, CL_DEVICE_VERSION));
   a.total_memory_bytes = device_value<cl_ulong>(c, d.id, CL_DEVICE_GLOBAL_MEM_SIZE);
   a.max_single_alloc_bytes = device_value<cl_ulong>(c, d.id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
