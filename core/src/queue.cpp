@@ -449,8 +449,18 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
                       "kernel argument %u: scalar of %u bytes at %p; expected 1..256 bytes at a non-NULL value", i,
                       a.size, a.value);
         pargs[i] = {AXL_ARG_SCALAR, a.size, a.value};
+      } else if (a.kind == AXL_KERNEL_ARG_LOCAL) {
+        if (a.size == 0)
+          return fail(AXL_ERROR_INVALID_ARGUMENT, "kernel argument %u: local memory of 0 bytes", i);
+        // A plugin of minor 2 or older does not know the kind.
+        if (q->device->backend->abi_minor < 3)
+          return fail(AXL_ERROR_UNSUPPORTED,
+                      "kernel argument %u: local memory needs plugin ABI 1.3; backend '%s' answered 1.%u", i,
+                      q->device->backend->name.c_str(), q->device->backend->abi_minor);
+        pargs[i] = {AXL_ARG_LOCAL, a.size, nullptr};
       } else {
-        return fail(AXL_ERROR_INVALID_ARGUMENT, "kernel argument %u: kind %d is not BUFFER(0) or SCALAR(1)", i, a.kind);
+        return fail(AXL_ERROR_INVALID_ARGUMENT,
+                    "kernel argument %u: kind %d is not BUFFER(0), SCALAR(1) or LOCAL(2)", i, a.kind);
       }
     }
     axl_launch_config cfg{};

@@ -5,15 +5,23 @@
 //   [no_loader]    AXL_OPENCL_LOADER_PATH names a missing file
 //   [no_platform]  the real ICD loader with OCL_ICD_VENDORS at an empty folder
 //   [default]      PoCL installed, AXL_OPENCL_DEVICE_TYPES unset: its CPU
-//                  device is not an accelerator, so the backend is unavailable
+//                  device is not an accelerator, so the backend is unavailable,
+//                  said from the ICD files without loading PoCL (also with
+//                  OCL_ICD_VENDORS naming the ICD file); a fork after it
+//   [unknown_driver] an ICD file naming a library not known to be CPU-only:
+//                  the loader is asked
 //   [pocl]         AXL_OPENCL_DEVICE_TYPES=all: PoCL's CPU device, end to end
 // A [pocl] case whose platform has gone since configuration prints
 // "axl-opencl-skip:" (the test's SKIP_REGULAR_EXPRESSION) and returns.
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <numeric>
@@ -25,6 +33,7 @@
 
 #include "axl/plugin.h"
 #include "host_services.hpp"
+#include "opencl_program.hpp"
 
 namespace {
 
@@ -80,6 +89,25 @@ axl_pdevice pocl_device() {
   return device;
 }
 
+// Threads of this process now.
+int task_count() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
+// Whether a mapping of this process names `part` (a loaded library).
+bool maps_contain(const std::string& part) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(part) != std::string::npos) return true;
+  return false;
+}
+
 struct Queue {
   axl_pqueue q = nullptr;
   explicit Queue(axl_pdevice d, uint64_t trace_id = 1) {
@@ -127,10 +155,39 @@ TEST_CASE("no platform: unavailable, naming the loader and the ICD folder", "[no
 
 TEST_CASE("default device types: a CPU-only platform has no accelerator", "[default]") {
   REQUIRE(getenv("AXL_OPENCL_DEVICE_TYPES") == nullptr);
+  const int threads_before = task_count();
   const std::string msg = unavailable_message();
   CHECK_THAT(msg, Catch::Contains("has no device of type gpu,accelerator"));
-  CHECK_THAT(msg, Catch::Contains("cpu"));  // what the platform does have
+  CHECK_THAT(msg, Catch::Contains("libpocl"));  // the driver left out, named
+  CHECK_THAT(msg, Catch::Contains("cpu devices only"));
   CHECK_THAT(msg, Catch::Contains("AXL_OPENCL_DEVICE_TYPES=all"));
+  // Counting did not call into PoCL: it is not loaded and started no thread
+  // (the ICD loader's first clGetPlatformIDs loads it and starts its devices).
+  CHECK_FALSE(maps_contain("libpocl"));
+  CHECK(task_count() == threads_before);
+
+  SECTION("a child forked after the count counts again, the same way") {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      uint32_t n = 7;
+      const bool same = plugin().backend_device_count(&n) == AXL_ERROR_BACKEND_UNAVAILABLE && n == 7 &&
+                        host().last_report().message == msg && !maps_contain("libpocl");
+      _exit(same ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+}
+
+TEST_CASE("a driver the census does not know is asked: the loader answers", "[unknown_driver]") {
+  // An ICD file naming a library that is not a CPU-only driver: discovery
+  // must call the loader (which fails to load the missing library).
+  REQUIRE(getenv("AXL_OPENCL_DEVICE_TYPES") == nullptr);
+  const std::string msg = unavailable_message();
+  CHECK_THAT(msg, Catch::Contains("found no platform"));
 }
 
 TEST_CASE("a device type the variable does not know is refused, naming it", "[bad_types]") {
@@ -343,7 +400,7 @@ axl_launch_config launch_config(uint32_t gx, uint32_t gy, uint32_t gz, uint32_t 
   return c;
 }
 
-constexpr int32_t kOpenclC = 3;  // the backend's OpenCL C language value (STATUS.md, ABI)
+constexpr int32_t kOpenclC = AXL_SOURCE_LANGUAGE_OPENCL_C;
 
 }  // namespace
 
@@ -434,6 +491,138 @@ TEST_CASE("PoCL: OpenCL C compiles, launches at a buffer offset, and bad input n
   CHECK(none == nullptr);
   axl_compile_desc cuda{sizeof cuda, source, "scale.cu", nullptr, 0, AXL_SOURCE_LANGUAGE_CUDA};
   require_error(plugin().module_compile(d, &cuda, &none), AXL_ERROR_UNSUPPORTED, "compiles OpenCL C");
+}
+
+TEST_CASE("PoCL: AXL_ARG_LOCAL is a __local parameter of that many bytes", "[pocl]") {
+  const axl_pdevice d = pocl_device();
+  if (d == nullptr) return;  // skipped: pocl_device() said why
+  Queue q(d);
+  // Each block reverses its 64 elements through local memory.
+  const char* source =
+      "__kernel void reverse(__global uint* x, __local uint* tmp) {\n"
+      "  size_t l = get_local_id(0), n = get_local_size(0), g = get_global_id(0);\n"
+      "  tmp[l] = x[g];\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  x[g] = tmp[n - 1 - l];\n"
+      "}\n";
+  axl_compile_desc desc{sizeof desc, source, "reverse.cl", nullptr, 0, kOpenclC};
+  axl_pmodule mod = nullptr;
+  REQUIRE(plugin().module_compile(d, &desc, &mod) == AXL_SUCCESS);
+  axl_pkernel k = nullptr;
+  REQUIRE(plugin().module_get_kernel(mod, "reverse", &k) == AXL_SUCCESS);
+  constexpr uint32_t kBlock = 64, kBlocks = 4, n = kBlock * kBlocks;
+  Memory m(d, n * 4);
+  std::vector<uint32_t> in(n), out(n);
+  std::iota(in.begin(), in.end(), 0u);
+  REQUIRE(plugin().queue_copy_htod(q.q, m.a, in.data(), n * 4) == AXL_SUCCESS);
+  const axl_kernel_arg args[] = {devaddr_arg(m.a), {AXL_ARG_LOCAL, kBlock * 4, nullptr}};
+  const axl_launch_config c = launch_config(kBlocks, 1, 1, kBlock, 1, 1);
+  REQUIRE(plugin().queue_launch(q.q, k, &c, args, 2) == AXL_SUCCESS);
+  REQUIRE(plugin().queue_copy_dtoh(q.q, out.data(), m.a, n * 4) == AXL_SUCCESS);
+  q.sync();
+  size_t bad = 0;
+  for (uint32_t i = 0; i < n; ++i) bad += out[i] != (i / kBlock) * kBlock + (kBlock - 1 - i % kBlock);
+  CHECK(bad == 0);
+
+  const axl_kernel_arg empty[] = {devaddr_arg(m.a), {AXL_ARG_LOCAL, 0, nullptr}};
+  require_error(plugin().queue_launch(q.q, k, &c, empty, 2), AXL_ERROR_INVALID_ARGUMENT,
+                "local memory of 0 bytes");
+  // shared_mem_bytes has no OpenCL meaning: refused, pointing at the argument kind.
+  axl_launch_config shared = c;
+  shared.shared_mem_bytes = 256;
+  require_error(plugin().queue_launch(q.q, k, &shared, args, 2), AXL_ERROR_UNSUPPORTED, "AXL_ARG_LOCAL");
+  REQUIRE(plugin().module_unload(mod) == AXL_SUCCESS);
+}
+
+TEST_CASE("PoCL: module_load takes the platform's device binary; SPIR-V where the device has IL", "[pocl]") {
+  const axl_pdevice d = pocl_device();
+  if (d == nullptr) return;  // skipped: pocl_device() said why
+  Queue q(d);
+  uint64_t native = 0;
+  REQUIRE(plugin().queue_get_native_handle(q.q, &native) == AXL_SUCCESS);
+  const char* source =
+      "__kernel void add3(__global uint* x, uint n) {\n"
+      "  size_t i = get_global_id(0);\n"
+      "  if (i < n) x[i] += 3;\n"
+      "}\n";
+  std::string why;
+  const std::vector<uint8_t> binary = cts::opencl_program_binary(native, source, &why);
+  INFO(why);
+  REQUIRE_FALSE(binary.empty());
+  // From bytes and from a file: each runs.
+  char path[] = "/tmp/axl-opencl-binary-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, binary.data(), binary.size()) == static_cast<ssize_t>(binary.size()));
+  close(fd);
+  const uint32_t n = 100;
+  Memory m(d, n * 4);
+  REQUIRE(plugin().queue_fill(q.q, m.a, n * 4, 0, 4) == AXL_SUCCESS);
+  int loads = 0;
+  for (const bool from_file : {false, true}) {
+    // No AXL_MODULE_FORMAT names an OpenCL device binary: AUTO, told from
+    // SPIR-V by its magic word.
+    axl_module_desc desc{};
+    desc.struct_size = sizeof desc;
+    desc.format = AXL_MODULE_FORMAT_AUTO;
+    if (from_file) {
+      desc.path = path;
+    } else {
+      desc.data = binary.data();
+      desc.size = binary.size();
+    }
+    axl_pmodule mod = nullptr;
+    REQUIRE(plugin().module_load(d, &desc, &mod) == AXL_SUCCESS);
+    axl_pkernel k = nullptr;
+    REQUIRE(plugin().module_get_kernel(mod, "add3", &k) == AXL_SUCCESS);
+    const axl_kernel_arg args[] = {devaddr_arg(m.a), u32_arg(n)};
+    const axl_launch_config c = launch_config(2, 1, 1, 64, 1, 1);
+    REQUIRE(plugin().queue_launch(q.q, k, &c, args, 2) == AXL_SUCCESS);
+    q.sync();
+    REQUIRE(plugin().module_unload(mod) == AXL_SUCCESS);
+    ++loads;
+  }
+  unlink(path);
+  std::vector<uint32_t> out(n);
+  REQUIRE(plugin().queue_copy_dtoh(q.q, out.data(), m.a, n * 4) == AXL_SUCCESS);
+  q.sync();
+  size_t bad = 0;
+  for (uint32_t v : out) bad += v != 3u * loads;
+  CHECK(bad == 0);
+
+  // Bytes that are no binary are refused with OpenCL's reason. (Not a
+  // binary cut short: PoCL 3.1 reads past the end of one and crashes inside
+  // clCreateProgramWithBinary; docs/backends.md, opencl.)
+  static const char junk[] = "not an OpenCL program binary";
+  axl_module_desc no_binary{};
+  no_binary.struct_size = sizeof no_binary;
+  no_binary.data = junk;
+  no_binary.size = sizeof junk;
+  axl_pmodule none = nullptr;
+  require_error(plugin().module_load(d, &no_binary, &none), AXL_ERROR_INVALID_ARGUMENT,
+                "clCreateProgramWithBinary failed: CL_INVALID_BINARY");
+  CHECK(none == nullptr);
+
+  // SPIR-V (the magic word, then nothing valid): PoCL 3.1 as Debian builds
+  // it has no SPIR-V front end (CL_DEVICE_IL_VERSION is ""), so the load is
+  // UNSUPPORTED naming that; a device with IL refuses the junk module itself.
+  const uint32_t spirv[] = {0x07230203u, 0x00010000u, 0, 0, 0};
+  axl_module_desc il{};
+  il.struct_size = sizeof il;
+  il.data = spirv;
+  il.size = sizeof spirv;
+  il.format = AXL_MODULE_FORMAT_SPIRV;
+  const axl_status s = plugin().module_load(d, &il, &none);
+  const std::string msg = host().last_report().message;
+  INFO(msg);
+  CHECK(none == nullptr);
+  if (s == AXL_ERROR_UNSUPPORTED) {
+    CHECK_THAT(msg, Catch::Contains("CL_DEVICE_IL_VERSION"));
+    std::cout << "note: SPIR-V load not exercised: " << msg << "\n";
+  } else {
+    CHECK(s == AXL_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(msg, Catch::Contains("clCreateProgramWithIL"));
+  }
 }
 
 TEST_CASE("PoCL: pinned memory is mapped, aligned, copies both ways, and is freed once", "[pocl]") {

@@ -23,6 +23,7 @@
 #include "axl/common/event.hpp"
 #include "axl/common/flag.hpp"
 #include "axl/common/host_fn.hpp"
+#include "axl/common/launch_args.hpp"
 #include "axl/common/thread_pool.hpp"
 #include "axl/common/work_queue.hpp"
 
@@ -415,4 +416,21 @@ TEST_CASE("WorkQueue::from_desc reads the 1.2 fields only when struct_size cover
   o = WorkQueue::from_desc({}, d);
   CHECK(o.capacity == 0);
   CHECK(o.full_timeout_ms == WorkQueue::kDefaultFullTimeoutMs);
+}
+
+TEST_CASE("check_launch_args: AXL_ARG_LOCAL only where the backend takes it", "[common]") {
+  using axl::common::check_launch_args;
+  const axl_devaddr addr = 0x1000;
+  const axl_kernel_arg args[] = {{AXL_ARG_DEVADDR, 8, &addr}, {AXL_ARG_LOCAL, 256, nullptr}};
+  // A backend without __local parameters (cpu, virtual, cuda, hip) names the argument.
+  CHECK_THAT(check_launch_args("k", nullptr, -1, args, 2, {16, 256}),
+             Catch::Contains("argument 1 is AXL_ARG_LOCAL (256 bytes"));
+  // One that has them (opencl) takes it: a size, no value.
+  CHECK(check_launch_args("k", nullptr, -1, args, 2, {16, 256, true}).empty());
+  const axl_kernel_arg empty[] = {{AXL_ARG_LOCAL, 0, nullptr}};
+  CHECK_THAT(check_launch_args("k", nullptr, -1, empty, 1, {16, 256, true}),
+             Catch::Contains("local memory of 0 bytes"));
+  // A declared parameter list never has a local parameter.
+  const axl::common::KernelParam params[] = {{AXL_ARG_DEVADDR, 8}, {AXL_ARG_SCALAR, 4}};
+  CHECK_THAT(check_launch_args("k", params, 2, args, 2, {16, 256, true}), Catch::Contains("got LOCAL"));
 }

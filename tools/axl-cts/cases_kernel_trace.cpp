@@ -161,6 +161,58 @@ TEST_CASE("cts.kernel.test_kernel_grids", "[kernel]") {
   });
 }
 
+TEST_CASE("cts.kernel.local_arg", "[kernel]") {
+  // AXL_KERNEL_ARG_LOCAL (ABI 1.4): the core refuses 0 bytes; a backend
+  // whose kernels have no __local parameter refuses the kind, naming the
+  // argument, and runs nothing; api "opencl" runs a __local kernel with it.
+  for_each_device("cts.kernel.local_arg", [](Ctx& c) {
+    c.need_slot("device_get_test_kernel");
+    c.need_slot("queue_launch");
+    const axl::Device& dev = c.dev();
+    axl::Queue q = dev.create_queue();
+    axl::Kernel inc = dev.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
+    const uint32_t n = 64;
+    axl::Buffer buf = dev.allocate(n * 4);
+    const uint32_t g[3] = {1, 1, 1}, b[3] = {64, 1, 1};
+    axl_launch_arg args[2] = {axl::Arg::buffer(buf).raw, axl::Arg::local(0).raw};
+    c.expect_status(axl_queue_launch(q.get(), inc.get(), g, b, 0, args, 2), AXL_ERROR_INVALID_ARGUMENT,
+                    "a local-memory argument of 0 bytes", "0 bytes");
+    // INCREMENT_U32's second parameter is a uint32, never local memory.
+    args[1] = axl::Arg::local(256).raw;
+    const axl_status s = axl_queue_launch(q.get(), inc.get(), g, b, 0, args, 2);
+    const LastError e = last_error();
+    c.check(s == AXL_ERROR_INVALID_ARGUMENT || s == AXL_ERROR_UNSUPPORTED,
+            cat("a local-memory argument where the test kernel takes a uint32: ", axl_status_name(s),
+                "; expected INVALID_ARGUMENT or UNSUPPORTED"));
+    c.check(s == AXL_SUCCESS || !e.message.empty(), "the refused local-memory argument has no message");
+    q.synchronize();
+    if (c.info().api != "opencl" || !c.backend().has_slot("module_compile")) return;
+
+    // Each block reverses its elements through __local memory.
+    const char* source =
+        "__kernel void axl_cts_reverse(__global uint* x, __local uint* tmp) {\n"
+        "  size_t l = get_local_id(0), m = get_local_size(0), i = get_global_id(0);\n"
+        "  tmp[l] = x[i];\n"
+        "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "  x[i] = tmp[m - 1 - l];\n"
+        "}\n";
+    axl_module_t m = nullptr;
+    c.ok(axl_module_compile(dev.get(), AXL_SOURCE_LANGUAGE_OPENCL_C, source, "axl_cts_reverse.cl", nullptr, 0,
+                            &m),
+         "compiling an OpenCL C kernel with a __local parameter");
+    axl::Module mod(m);
+    std::vector<uint32_t> in(n), out(n, 0);
+    for (uint32_t i = 0; i < n; ++i) in[i] = i;
+    q.copy_from_host(buf, in.data(), n * 4);
+    q.launch(mod.kernel("axl_cts_reverse"), {2, 1, 1}, {32, 1, 1}, {axl::Arg::buffer(buf), axl::Arg::local(32 * 4)});
+    q.copy_to_host(out.data(), buf, n * 4);
+    q.synchronize();
+    size_t bad = 0;
+    for (uint32_t i = 0; i < n; ++i) bad += out[i] != (i / 32) * 32 + (31 - i % 32);
+    c.check(bad == 0, cat("a __local reversal over 2 blocks of 32: ", bad, " of ", n, " elements wrong"));
+  });
+}
+
 TEST_CASE("cts.trace.every_op_once", "[trace]") {
   for_each_device("cts.trace.every_op_once", [](Ctx& c) {
     c.need_slot("backend_set_tracing");

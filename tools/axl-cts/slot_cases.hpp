@@ -61,7 +61,7 @@ inline constexpr SlotCases kSlotCases[] = {
     {"queue_write_flag", {"cts.flag.gate_queue"}},
     {"queue_enqueue_host_fn", {"cts.callback.order"}},
     {"queue_get_native_handle", {"cts.queue.native_handle"}},
-    {"queue_launch", {"cts.kernel.test_kernel_grids", "cts.module.unload_while_queued"}},
+    {"queue_launch", {"cts.kernel.test_kernel_grids", "cts.kernel.local_arg", "cts.module.unload_while_queued"}},
     {"event_create", {"cts.event.record_query_sync"}},
     {"event_destroy", {"cts.event.record_query_sync"}},
     {"event_synchronize", {"cts.event.record_query_sync", "cts.event.async_failure"}},

@@ -83,7 +83,7 @@ extern "C" {
 #endif
 
 #define AXL_ABI_MAJOR 1
-#define AXL_ABI_MINOR 3
+#define AXL_ABI_MINOR 4
 
 /* Handles are opaque values, not addresses: nothing may be read through one,
  * and its bits mean nothing to the application (they name a slot of the
@@ -843,12 +843,20 @@ AXL_API const char* axl_kernel_name(axl_kernel_t kernel);
 
 enum {
   AXL_KERNEL_ARG_BUFFER = 0, /* buffer: passed as its device address */
-  AXL_KERNEL_ARG_SCALAR = 1  /* size bytes at value */
+  AXL_KERNEL_ARG_SCALAR = 1, /* size bytes at value */
+  /* ABI 1.4: size bytes of memory local to each block, for a kernel
+   * parameter declared __local in OpenCL C; buffer and value are ignored.
+   * Backends whose kernels take no such parameter (CUDA, HIP: use
+   * shared_mem_bytes) refuse the launch with AXL_ERROR_INVALID_ARGUMENT;
+   * a backend built against plugin ABI 1.2 or older with
+   * AXL_ERROR_UNSUPPORTED. */
+  AXL_KERNEL_ARG_LOCAL = 2
 };
 
 typedef struct axl_launch_arg {
   int32_t kind;        /* AXL_KERNEL_ARG_* */
-  uint32_t size;       /* scalar bytes (1..256); ignored for buffers */
+  uint32_t size;       /* scalar bytes (1..256); local bytes (>= 1);
+                          ignored for buffers */
   axl_buffer_t buffer; /* for AXL_KERNEL_ARG_BUFFER */
   const void* value;   /* for AXL_KERNEL_ARG_SCALAR; read during the call */
 } axl_launch_arg;
@@ -858,8 +866,8 @@ typedef struct axl_launch_arg {
  * queue's device, or host memory on a host device (or pinned). Backend
  * errors. Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL grid or block, a 0
  * in either, args NULL with num_args > 0, a kernel or buffer argument of
- * another device, a scalar NULL or outside 1..256 bytes, or an unknown
- * argument kind, each naming the argument; buffer handles are named
+ * another device, a scalar NULL or outside 1..256 bytes, a local argument
+ * of 0 bytes, or an unknown argument kind, each naming the argument; buffer handles are named
  * "kernel argument buffer" in AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel,
                                     const uint32_t grid[3],

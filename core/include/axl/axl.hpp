@@ -303,7 +303,8 @@ class Module : public detail::Handle<axl_module_t, axl_module_retain, axl_module
   }
 };
 
-// A kernel argument: a buffer (passed as its device address) or a scalar.
+// A kernel argument: a buffer (passed as its device address), a scalar, or
+// local memory.
 struct Arg {
   axl_launch_arg raw{};
   static Arg buffer(const Buffer& b) {
@@ -320,6 +321,13 @@ struct Arg {
     a.raw.kind = AXL_KERNEL_ARG_SCALAR;
     a.raw.size = sizeof(T);
     a.raw.value = &v;
+    return a;
+  }
+  // `bytes` of memory local to each block: an OpenCL C __local parameter.
+  static Arg local(uint32_t bytes) {
+    Arg a;
+    a.raw.kind = AXL_KERNEL_ARG_LOCAL;
+    a.raw.size = bytes;
     return a;
   }
 };

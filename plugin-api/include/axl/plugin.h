@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define AXL_PLUGIN_ABI_MAJOR 1
-#define AXL_PLUGIN_ABI_MINOR 2
+#define AXL_PLUGIN_ABI_MINOR 3
 
 /* The entry point's name, for dlsym. */
 #define AXL_PLUGIN_ENTRY_SYMBOL "axl_plugin_negotiate"
@@ -221,12 +221,19 @@ enum {
   /* value points at an axl_devaddr (8 bytes): a buffer's device address. */
   AXL_ARG_DEVADDR = 0,
   /* value points at size bytes of a plain scalar (int, float, struct). */
-  AXL_ARG_SCALAR = 1
+  AXL_ARG_SCALAR = 1,
+  /* Plugin ABI 1.3: size bytes of memory local to each block (OpenCL's
+   * __local kernel parameter, clSetKernelArg with a size and no value);
+   * value is NULL. The core passes it only to plugins that answered minor
+   * 3 or later. A backend whose kernels have no such parameter (CUDA, HIP:
+   * their one dynamic region is shared_mem_bytes) refuses it with
+   * AXL_ERROR_INVALID_ARGUMENT naming the argument. */
+  AXL_ARG_LOCAL = 2
 };
 
 typedef struct axl_kernel_arg {
   int32_t kind;      /* AXL_ARG_* */
-  uint32_t size;     /* bytes at value: 8 for DEVADDR */
+  uint32_t size;     /* bytes at value: 8 for DEVADDR; LOCAL: bytes per block */
   const void* value; /* read during the launch call only */
 } axl_kernel_arg;
 

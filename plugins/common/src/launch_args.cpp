@@ -6,7 +6,10 @@ namespace axl::common {
 namespace {
 
 const char* kind_name(int32_t kind) {
-  return kind == AXL_ARG_DEVADDR ? "DEVADDR" : kind == AXL_ARG_SCALAR ? "SCALAR" : "unknown";
+  return kind == AXL_ARG_DEVADDR  ? "DEVADDR"
+         : kind == AXL_ARG_SCALAR ? "SCALAR"
+         : kind == AXL_ARG_LOCAL  ? "LOCAL"
+                                  : "unknown";
 }
 
 }  // namespace
@@ -21,9 +24,20 @@ std::string check_launch_args(const char* k, const KernelParam* params, int32_t 
     return str("kernel '", k, "' takes ", param_count, " arguments, got ", num_args);
   for (uint32_t i = 0; i < num_args; ++i) {
     const axl_kernel_arg& a = args[i];
+    if (a.kind == AXL_ARG_LOCAL) {
+      if (!limits.local_args)
+        return str("launch of '", k, "': argument ", i, " is AXL_ARG_LOCAL (", a.size,
+                   " bytes of local memory), which this backend's kernels do not take; use "
+                   "shared_mem_bytes");
+      if (a.size == 0) return str("launch of '", k, "': argument ", i, " is local memory of 0 bytes");
+      if (param_count >= 0)
+        return str("kernel '", k, "' argument ", i, " must be ", kind_name(params[i].kind),
+                   " of ", params[i].size, " bytes, got LOCAL");
+      continue;  // a size, no value
+    }
     if (a.kind != AXL_ARG_DEVADDR && a.kind != AXL_ARG_SCALAR)
       return str("launch of '", k, "': argument ", i, " has kind ", a.kind,
-                 "; expected AXL_ARG_DEVADDR (0) or AXL_ARG_SCALAR (1)");
+                 "; expected AXL_ARG_DEVADDR (0), AXL_ARG_SCALAR (1) or AXL_ARG_LOCAL (2)");
     if (a.kind == AXL_ARG_DEVADDR && a.size != sizeof(axl_devaddr))
       return str("launch of '", k, "': argument ", i, " is a DEVADDR of size ", a.size,
                  "; expected 8");

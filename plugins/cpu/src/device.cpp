@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "axl/common/fixed_string.hpp"
 #include "axl/common/slot_checks.hpp"
 #include "cpu_backend.hpp"
 
@@ -32,21 +33,15 @@ std::string cpu_model_name() {
   return result;
 }
 
-void copy_string(char* dst, size_t capacity, const std::string& src) {
-  const size_t n = std::min(capacity - 1, src.size());
-  std::memcpy(dst, src.data(), n);
-  dst[n] = '\0';
-}
-
 void fill_properties(axl_device_properties& p) {
   p = axl_device_properties{};
   p.struct_size = sizeof(axl_device_properties);
-  copy_string(p.label, sizeof p.label, "cpu");
-  copy_string(p.api, sizeof p.api, "cpu");
+  common::copy_string(p.label, sizeof p.label, "cpu");
+  common::copy_string(p.api, sizeof p.api, "cpu");
   // Like MAX, a CPU has no architecture name: kernels are built for the host.
   p.architecture_name[0] = '\0';
   std::string model = cpu_model_name();
-  copy_string(p.model_name, sizeof p.model_name, model.empty() ? "generic CPU" : model);
+  common::copy_string(p.model_name, sizeof p.model_name, model.empty() ? "generic CPU" : model);
   p.total_memory_bytes = total_memory_bytes();
   p.max_single_alloc_bytes = p.total_memory_bytes;
   p.is_host = 1;

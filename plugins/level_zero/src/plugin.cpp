@@ -7,6 +7,7 @@
 #include <new>
 
 #include "l0_backend.hpp"
+#include "axl/common/fixed_string.hpp"
 #include "axl/common/slots.hpp"
 
 namespace axl::l0 {
@@ -57,12 +58,6 @@ axl_status ze_fail(const char* call, ze_result_t r, const std::string& context,
 }
 
 namespace {
-
-void copy_string(char* dst, size_t capacity, const std::string& src) {
-  const size_t n = std::min(capacity - 1, src.size());
-  std::memcpy(dst, src.data(), n);
-  dst[n] = '\0';
-}
 
 // Unavailable, with the loader named; also logged by the core at info level.
 void unavailable(Discovery& d, const std::string& message, ze_result_t r = ZE_RESULT_SUCCESS) {
@@ -136,13 +131,13 @@ bool describe(Backend& b, Device& d, std::string& why) {
 
   axl_device_properties& a = d.props;
   a.struct_size = sizeof(axl_device_properties);
-  copy_string(a.label, sizeof a.label, "gpu");
-  copy_string(a.api, sizeof a.api, "level_zero");
+  common::copy_string(a.label, sizeof a.label, "gpu");
+  common::copy_string(a.api, sizeof a.api, "level_zero");
   // Level Zero 1.4 has no architecture name; the PCI vendor and device ids
   // identify the part (as "0x8086:0x56a0") for compilers such as ocloc.
-  copy_string(a.architecture_name, sizeof a.architecture_name,
+  common::copy_string(a.architecture_name, sizeof a.architecture_name,
               hex(p.vendorId) + ":" + hex(p.deviceId));
-  copy_string(a.model_name, sizeof a.model_name, p.name);
+  common::copy_string(a.model_name, sizeof a.model_name, p.name);
   a.total_memory_bytes = total;
   a.max_single_alloc_bytes = p.maxMemAllocSize;
   a.is_host = 0;

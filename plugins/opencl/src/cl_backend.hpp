@@ -2,7 +2,7 @@
 // slots. Handles given to the core are pointers to the structs below, cast to
 // the opaque axl_p* types of plugin.h.
 //
-// Mapping (STATUS.md has what is done): one cl_context per platform, made by
+// Mapping (docs/backends.md, opencl, has the slot table): one cl_context per platform, made by
 // backend_init over the devices discovery chose; a queue is one in-order
 // cl_command_queue with profiling; device memory is one cl_mem per
 // allocation, named to the core by a synthetic device address (below); an
@@ -71,6 +71,7 @@ struct Device {
   cl_device_type type = 0;
   size_t max_work_group_size = 0;     // CL_DEVICE_MAX_WORK_GROUP_SIZE
   size_t max_work_item_sizes[3] = {0, 0, 0};  // CL_DEVICE_MAX_WORK_ITEM_SIZES
+  std::string il_version;  // CL_DEVICE_IL_VERSION (OpenCL 2.1+): "" when it takes no SPIR-V
   // The test kernels' module, built at first use, living until shutdown.
   std::once_flag test_once;
   Module* test_module = nullptr;

@@ -109,6 +109,10 @@ axl_status module_load(axl_pdevice device, const axl_module_desc* desc, axl_pmod
       if (cl().clCreateProgramWithIL == nullptr)
         return fail(AXL_ERROR_UNSUPPORTED, "module_load: SPIR-V needs clCreateProgramWithIL (OpenCL 2.1), "
                                            "which this ICD loader lacks");
+      if (d.il_version.empty())
+        return fail(AXL_ERROR_UNSUPPORTED,
+                    common::str("module_load: OpenCL device ", d.index, " (", d.props.model_name,
+                                ") takes no SPIR-V: its CL_DEVICE_IL_VERSION is empty"));
       p = cl().clCreateProgramWithIL(d.context(), bytes.data(), bytes.size(), &r);
       if (r != CL_SUCCESS || p == nullptr)
         return cl_fail("clCreateProgramWithIL", r, common::str("OpenCL device ", d.index,
@@ -198,7 +202,7 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
     // Argument shapes only: OpenCL checks each argument's size against the
     // kernel's parameter (clSetKernelArg, CL_INVALID_ARG_SIZE).
     const std::string why = common::check_launch_args(k.name.c_str(), nullptr, -1, args, num_args,
-                                                      common::ArgLimits{k.num_args, 4096});
+                                                      common::ArgLimits{k.num_args, 4096, true});
     if (!why.empty()) return fail(AXL_ERROR_INVALID_ARGUMENT, why);
     Device& d = *q.device;
     if (k.module->device != &d)
@@ -211,8 +215,8 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
     if (config->shared_mem_bytes != 0)
       return fail(AXL_ERROR_UNSUPPORTED,
                   common::str("queue_launch: ", config->shared_mem_bytes, " bytes of dynamic shared memory: "
-                              "OpenCL passes local memory as a __local kernel argument, which the ABI "
-                              "cannot name yet (plugins/opencl/STATUS.md)"));
+                              "OpenCL passes local memory as a __local kernel parameter; pass it as an "
+                              "AXL_ARG_LOCAL argument of that size"));
     size_t global[3], local[3];
     size_t threads = 1;
     for (int i = 0; i < 3; ++i) {
@@ -263,6 +267,8 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
           subs.push_back(mem);
         }
         r = cl().clSetKernelArg(k.kernel, i, sizeof mem, &mem);
+      } else if (args[i].kind == AXL_ARG_LOCAL) {
+        r = cl().clSetKernelArg(k.kernel, i, args[i].size, nullptr);  // a __local parameter's size
       } else {
         r = cl().clSetKernelArg(k.kernel, i, args[i].size, args[i].value);
       }

@@ -4,12 +4,13 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <cstring>
 #include <array>
 #include <cstring>
 #include <new>
 
+#include "axl/common/fixed_string.hpp"
 #include "cl_backend.hpp"
+#include "icd_census.hpp"
 
 namespace axl::opencl {
 
@@ -57,12 +58,6 @@ axl_status cl_fail(const char* call, cl_int r, const std::string& context, axl_s
 }
 
 namespace {
-
-void copy_string(char* dst, size_t capacity, const std::string& src) {
-  const size_t n = std::min(capacity - 1, src.size());
-  std::memcpy(dst, src.data(), n);
-  dst[n] = '\0';
-}
 
 // Unavailable, with the loader named; also logged by the core at info level.
 void unavailable(Discovery& d, const std::string& message, cl_int r = CL_SUCCESS) {
@@ -146,14 +141,14 @@ void describe(const ClApi& c, Device& d) {
   // Every device this backend offers is an accelerator to axl (label "gpu"),
   // a PoCL CPU device included once AXL_OPENCL_DEVICE_TYPES asks for it: its
   // memory is OpenCL buffers, not host memory the core may touch (is_host 0).
-  copy_string(a.label, sizeof a.label, "gpu");
-  copy_string(a.api, sizeof a.api, "opencl");
+  common::copy_string(a.label, sizeof a.label, "gpu");
+  common::copy_string(a.api, sizeof a.api, "opencl");
   const std::string vendor = info_string(c.clGetDeviceInfo, d.id, CL_DEVICE_VENDOR);
   const std::string name = info_string(c.clGetDeviceInfo, d.id, CL_DEVICE_NAME);
-  copy_string(a.model_name, sizeof a.model_name, vendor.empty() ? name : vendor + " " + name);
+  common::copy_string(a.model_name, sizeof a.model_name, vendor.empty() ? name : vendor + " " + name);
   // OpenCL names no architecture; the device's version string ("OpenCL 3.0
   // PoCL ...") is what a compiler choice depends on.
-  copy_string(a.architecture_name, sizeof a.architecture_name,
+  common::copy_string(a.architecture_name, sizeof a.architecture_name,
               info_string(c.clGetDeviceInfo, d.id, CL_DEVICE_VERSION));
   a.total_memory_bytes = device_value<cl_ulong>(c, d.id, CL_DEVICE_GLOBAL_MEM_SIZE);
   a.max_single_alloc_bytes = device_value<cl_ulong>(c, d.id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
@@ -163,6 +158,8 @@ void describe(const ClApi& c, Device& d) {
   d.max_work_group_size = device_value<size_t>(c, d.id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   c.clGetDeviceInfo(d.id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof d.max_work_item_sizes,
                     d.max_work_item_sizes, nullptr);
+  // An OpenCL 1.2 device answers CL_INVALID_VALUE: "", no SPIR-V.
+  d.il_version = info_string(c.clGetDeviceInfo, d.id, CL_DEVICE_IL_VERSION);
 }
 
 // Opens the loader and lists the platforms' devices of the chosen types.
@@ -194,6 +191,26 @@ void run_discovery(Backend& b) {
     return;
   }
   b.library_note = where;
+  if ((types & CL_DEVICE_TYPE_CPU) == 0) {
+    // Without CPU devices asked for, a machine whose every driver is
+    // CPU-only has nothing to offer: say so from the ICD files, before the
+    // loader loads (and PoCL starts) those drivers (icd_census.hpp).
+    const IcdCensus census = read_icd_census();
+    const bool all_cpu_only =
+        census.known && !census.drivers.empty() &&
+        std::all_of(census.drivers.begin(), census.drivers.end(),
+                    [](const IcdDriver& drv) { return cpu_only_driver(drv.library); });
+    if (all_cpu_only) {
+      std::string names;
+      for (const IcdDriver& drv : census.drivers)
+        names += common::str(names.empty() ? "" : ", ", drv.library, " (", drv.source, ")");
+      unavailable(d, common::str("OpenCL (", b.library.path(), where, ") has no device of type ",
+                                 type_names(types), ": its only driver(s), ", names,
+                                 ", have cpu devices only and were not loaded; set ",
+                                 kDeviceTypesEnv, "=all to use CPU devices such as PoCL's"));
+      return;
+    }
+  }
   const ClApi& c = b.cl;
   cl_uint np = 0;
   cl_int r = c.clGetPlatformIDs(0, nullptr, &np);
@@ -344,13 +361,16 @@ const axl_plugin_info kInfo = {
     "opencl",
     "opencl",
     "0.1.0",
-    // First stage (STATUS.md); not FORK_SAFE until checked on each driver.
+    // Not FORK_SAFE: the core asks only after a successful backend_init,
+    // which called into a driver (contexts), and PoCL's threads are not known
+    // to survive a fork (docs/backends.md, opencl, "Fork").
     AXL_PLUGIN_FLAG_EXPERIMENTAL,
     0u,
 };
 
-// Slots left NULL in this first stage (plugins/opencl/STATUS.md says what
-// each needs): options, memory info and peers.
+// Slots left NULL, each for the reason docs/backends.md (opencl) gives: no
+// option, no free-memory query in OpenCL, no peer access (the core stages
+// copies across devices through host memory).
 constexpr std::array<std::string_view, 5> kOmitted{
     "backend_set_option", "device_get_memory_info", "device_can_access_peer",
     "device_enable_peer_access", "queue_copy_peer"};

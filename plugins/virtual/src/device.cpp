@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "axl/common/fixed_string.hpp"
 #include "axl/common/slot_checks.hpp"
 #include "virtual_backend.hpp"
 
 namespace axl::virt {
 
 namespace {
-
-void copy_string(char* dst, size_t capacity, const std::string& src) {
-  const size_t n = std::min(capacity - 1, src.size());
-  std::memcpy(dst, src.data(), n);
-  dst[n] = '\0';
-}
 
 std::unique_ptr<Device> make_device(uint32_t index) {
   Backend& b = backend();
@@ -32,10 +27,10 @@ std::unique_ptr<Device> make_device(uint32_t index) {
   d->total_bytes = c.device_memory;
   axl_device_properties& p = d->props;
   p.struct_size = sizeof(axl_device_properties);
-  copy_string(p.label, sizeof p.label, "gpu");
-  copy_string(p.api, sizeof p.api, api);
-  copy_string(p.architecture_name, sizeof p.architecture_name, arch);
-  copy_string(p.model_name, sizeof p.model_name, "axl virtual device (" + api + " " + arch + ")");
+  common::copy_string(p.label, sizeof p.label, "gpu");
+  common::copy_string(p.api, sizeof p.api, api);
+  common::copy_string(p.architecture_name, sizeof p.architecture_name, arch);
+  common::copy_string(p.model_name, sizeof p.model_name, "axl virtual device (" + api + " " + arch + ")");
   p.total_memory_bytes = c.device_memory;
   p.max_single_alloc_bytes = c.device_memory;
   p.is_host = 0;

@@ -25,6 +25,9 @@ struct KernelParam {
 struct ArgLimits {
   uint32_t max_args;          // arguments per launch
   uint32_t max_scalar_bytes;  // bytes per scalar argument
+  // Whether the backend's kernels take AXL_ARG_LOCAL (OpenCL's __local
+  // parameters); elsewhere such an argument is refused, naming it.
+  bool local_args = false;
 };
 
 // "" when `args` is a well-formed list for kernel `kernel_name` (and matches
