@@ -129,6 +129,10 @@ def test_host_func_callable_is_released_off_the_backend_thread(device, env):
         def __del__(self):
             where["del"] = threading.get_ident()
             where["del_name"] = thread_name()
+    # Gated, so neither callable runs before its enqueue has returned: until
+    # then the caller's argument is a second reference, dropped on main.
+    gate = drv.CompletionFlag(dev)
+    q.wait_for_host_value(gate, 1)
     q.enqueue_host_func(Fn())            # the queue holds the only reference
     class Target:
         pass
@@ -139,6 +143,7 @@ def test_host_func_callable_is_released_off_the_backend_thread(device, env):
     weakref.finalize(t, lambda: where.__setitem__("fin", threading.get_ident()))
     q.enqueue_host_func(closure)
     del t, closure                       # the callable's default holds the last reference
+    gate.signal(1)
     q.synchronize()
     wait_for(lambda: "del" in where and "fin" in where, "the finalizers")
     assert where["del"] not in (main, where["call"]), where
