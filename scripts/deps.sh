@@ -10,9 +10,11 @@ set -euo pipefail
 # opencl-headers, ocl-icd-opencl-dev: the OpenCL headers the opencl plugin
 # builds against; ocl-icd-libopencl1: the ICD loader it dlopen()s;
 # pocl-opencl-icd: PoCL, the OpenCL driver for the CPU its tests run on.
+# openmpi-bin: mpirun and libmpi for tests/python/test_mpi.py (mpi4py's
+# wheel loads it); libopenmpi-dev: mpicc, should pip build mpi4py from source.
 pkgs=(cmake g++ make binutils pkgconf libspdlog-dev catch2 libbenchmark-dev python3 python3-venv python3-dev
       libze-dev libze1 clang libclang-rt-dev libamdhip64-dev libamdhip64-5
-      opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1 pocl-opencl-icd)
+      opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1 pocl-opencl-icd openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -186,9 +186,10 @@ void write_at_exit() {
   abort();
 }
 
-// Under s.mu.
+// Under s.mu. The placeholders are expanded once, here, so that
+// axl_profile_get_output names the file that will be written.
 void set_output_locked(ProfileState& s, const char* path) {
-  s.output = path ? path : "";
+  s.output = path ? profile_expand_output(path) : "";
   s.output_owner = getpid();
   s.json_on.store(!s.output.empty());
   if (!s.output.empty() && !s.terminate_installed) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "axl/axl.h"
 #include "axl/plugin.h"
@@ -26,6 +27,11 @@ struct ProfileRecord {
   bool host_queue = false;
   std::string name;
 };
+
+// The JSON timeline's path with its placeholders replaced (profile_path.cpp):
+// `{rank}` by the first decimal value of OMPI_COMM_WORLD_RANK, PMI_RANK or
+// SLURM_PROCID (else the process id), `{pid}` by the process id.
+std::string profile_expand_output(std::string_view path);
 
 // CLOCK_MONOTONIC in ns (the clock of every profile timestamp).
 uint64_t profile_now_ns();

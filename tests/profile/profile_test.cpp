@@ -62,6 +62,14 @@ KV check_trace(const std::string& path) {
   return KV(r.out);
 }
 
+// The file names in `dir`, sorted.
+std::vector<std::string> file_names(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (auto& f : fs::directory_iterator(dir)) names.push_back(f.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 }  // namespace
 
 TEST_CASE("the level word: one address for the process, written only through set_level") {
@@ -334,6 +342,69 @@ TEST_CASE("AXL_PROFILE_OUTPUT is valid JSON after a normal end, std::terminate a
     for (auto& f : fs::directory_iterator(dir.path())) files += f.is_regular_file();
     CHECK(files == 1);
   }
+}
+
+TEST_CASE("AXL_PROFILE_OUTPUT's {rank}: one file per rank, from the launcher's variables") {
+  // Every rank variable is set (empty = absent) so that the test does not
+  // depend on the launcher ctest itself may run under.
+  struct Case {
+    const char* ompi;
+    const char* pmi;
+    const char* slurm;
+    const char* file;
+  };
+  for (Case c : {Case{"0", "7", "9", "t.0.json"}, Case{"1", "", "", "t.1.json"},
+                 Case{"", "3", "9", "t.3.json"}, Case{"", "", "12", "t.12.json"},
+                 Case{"../x", "", "5", "t.5.json"}}) {  // not a number: the next one counts
+    TempDir dir;
+    std::string tmpl = (dir.path() / "t.{rank}.json").string();
+    RunResult r = run({AXL_PROFILE_PROBE_PATH}, {{"AXL_ENABLE_PROFILING", "on"},
+                                                 {"AXL_PROFILE_OUTPUT", tmpl},
+                                                 {"OMPI_COMM_WORLD_RANK", c.ompi},
+                                                 {"PMI_RANK", c.pmi},
+                                                 {"SLURM_PROCID", c.slurm}});
+    INFO("OMPI_COMM_WORLD_RANK=" << c.ompi << " PMI_RANK=" << c.pmi << " SLURM_PROCID=" << c.slurm
+                                 << " stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(file_names(dir.path()) == std::vector<std::string>{c.file});
+    CHECK(check_trace((dir.path() / c.file).string())["name.outer.count"] == "1");
+  }
+}
+
+TEST_CASE("AXL_PROFILE_OUTPUT's {rank} without a launcher and {pid}: the process id") {
+  TempDir dir;
+  std::string tmpl = (dir.path() / "{rank}-{pid}-{other}.json").string();
+  std::vector<std::pair<std::string, std::string>> env = {{"AXL_ENABLE_PROFILING", "on"},
+                                                          {"AXL_PROFILE_OUTPUT", tmpl},
+                                                          {"OMPI_COMM_WORLD_RANK", ""},
+                                                          {"PMI_RANK", ""},
+                                                          {"SLURM_PROCID", ""}};
+  // Two processes with one environment: two files, each named twice by its
+  // writer's pid; an unknown placeholder stays as written.
+  for (int i = 0; i < 2; ++i) REQUIRE(run({AXL_PROFILE_PROBE_PATH}, env).exit_code == 0);
+  std::vector<std::string> names = file_names(dir.path());
+  REQUIRE(names.size() == 2);
+  CHECK(names[0] != names[1]);
+  for (auto& n : names) {
+    INFO(n);
+    size_t dash = n.find('-');
+    REQUIRE(dash != std::string::npos);
+    std::string pid = n.substr(0, dash);
+    CHECK(pid.find_first_not_of("0123456789") == std::string::npos);
+    CHECK(n == pid + "-" + pid + "-{other}.json");
+    CHECK(check_trace((dir.path() / n).string())["name.outer.count"] == "1");
+  }
+}
+
+TEST_CASE("axl_profile_set_output expands the placeholders; get_output names the real file") {
+  std::string pid = std::to_string(getpid());
+  REQUIRE(axl_profile_set_output("/nonexistent/{pid}/t{pid}.json") == AXL_SUCCESS);
+  size_t need = 0;
+  REQUIRE(axl_profile_get_output(nullptr, 0, &need) == AXL_SUCCESS);
+  std::string got(need, '\0');
+  REQUIRE(axl_profile_get_output(got.data(), got.size(), &need) == AXL_SUCCESS);
+  CHECK(got.c_str() == "/nonexistent/" + pid + "/t" + pid + ".json");
+  REQUIRE(axl_profile_set_output(nullptr) == AXL_SUCCESS);
 }
 
 TEST_CASE("spans reach an NVTX tool through NVTX_INJECTION64_PATH, in the domain axl") {

@@ -1118,10 +1118,14 @@ AXL_API void axl_profile_mark(const char* message, uint32_t argb);
 AXL_API uint32_t axl_profile_depth(void);
 
 /* JSON sink. path: the Chrome-trace file to write ("" or NULL: none). The
- * initial value comes from AXL_PROFILE_OUTPUT. The file is (re)written
- * whole, through a temporary file and a rename, by axl_profile_flush, at
- * process exit (atexit; only in the process that set the path, not in a
- * fork()ed child) and from std::terminate, so it is always valid JSON.
+ * initial value comes from AXL_PROFILE_OUTPUT. "{rank}" in the path becomes
+ * the first decimal OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID (else the
+ * pid) and "{pid}" the pid, here, so axl_profile_get_output returns the
+ * expanded path and the ranks of one MPI job write one file each. The
+ * file is (re)written whole, through a temporary file and a rename, by
+ * axl_profile_flush, at process exit (atexit; only in the process that set
+ * the path, not in a fork()ed child) and from std::terminate, so it is
+ * always valid JSON.
  * Events are kept in memory until then; changing the path keeps them.
  * The path is not opened here: a bad one fails at axl_profile_flush.
  * Always AXL_SUCCESS, but for the common AXL_ERROR_OUT_OF_HOST_MEMORY. */
