@@ -202,8 +202,8 @@ inline constexpr common::Handles<Device, Queue, Event, FlagHandle, Module, Kerne
 // Runs `body` under the plugin's exception firewall (plugin_support.hpp).
 inline constexpr common::Guarded<host> guarded{};
 
-// Reports `status` with `message` (no native code).
-axl_status fail(axl_status status, const std::string& message);
+// Reports `status` with `message` (no native code): fail(status, message).
+inline constexpr auto fail = common::report_through<host>;
 // The axl status a Level Zero result maps to.
 axl_status status_of(ze_result_t result) noexcept;
 // Level Zero results in messages (axl/common/driver_result.hpp), the code in

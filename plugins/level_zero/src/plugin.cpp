@@ -4,21 +4,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "l0_backend.hpp"
 #include "axl/common/fixed_string.hpp"
+#include "axl/common/immortal.hpp"
 #include "axl/common/slots.hpp"
 
 namespace axl::l0 {
 
-Backend& backend() noexcept {
-  // Constructed on first use (negotiate) without a heap allocation, and
-  // never destroyed: see Backend.
-  alignas(Backend) static unsigned char storage[sizeof(Backend)];
-  static Backend* const instance = ::new (static_cast<void*>(storage)) Backend();
-  return *instance;
-}
+// Constructed at negotiate and never destroyed (axl/common/immortal.hpp).
+Backend& backend() noexcept { return common::immortal<Backend>(); }
 
 axl_status status_of(ze_result_t r) noexcept {
   switch (r) {
@@ -41,10 +36,6 @@ axl_status status_of(ze_result_t r) noexcept {
     case ZE_RESULT_ERROR_UNKNOWN: return AXL_ERROR_INTERNAL;
     default: return AXL_ERROR_INVALID_ARGUMENT;
   }
-}
-
-axl_status fail(axl_status status, const std::string& message) {
-  return backend().host.report(status, message);
 }
 
 namespace {

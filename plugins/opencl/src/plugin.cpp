@@ -6,21 +6,16 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <new>
 
 #include "axl/common/fixed_string.hpp"
+#include "axl/common/immortal.hpp"
 #include "cl_backend.hpp"
 #include "icd_census.hpp"
 
 namespace axl::opencl {
 
-Backend& backend() noexcept {
-  // Constructed on first use (negotiate) without a heap allocation, and
-  // never destroyed: see Backend.
-  alignas(Backend) static unsigned char storage[sizeof(Backend)];
-  static Backend* const instance = ::new (static_cast<void*>(storage)) Backend();
-  return *instance;
-}
+// Constructed at negotiate and never destroyed (axl/common/immortal.hpp).
+Backend& backend() noexcept { return common::immortal<Backend>(); }
 
 axl_status status_of(cl_int r) noexcept {
   switch (r) {
@@ -43,10 +38,6 @@ axl_status status_of(cl_int r) noexcept {
     case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: return AXL_ERROR_INVALID_STATE;
     default: return AXL_ERROR_INVALID_ARGUMENT;
   }
-}
-
-axl_status fail(axl_status status, const std::string& message) {
-  return backend().host.report(status, message);
 }
 
 namespace {
