@@ -52,6 +52,12 @@ axl_status check_memory_alloc(Fail fail, const axl_device_properties& device, ui
   return AXL_SUCCESS;
 }
 
+axl_status check_pinned_alloc(Fail fail, uint64_t bytes, void* const* out_host) {
+  if (out_host == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: out_host is NULL");
+  if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: bytes is 0; expected > 0");
+  return AXL_SUCCESS;
+}
+
 axl_status copy_device_properties(Fail fail, const axl_device_properties& device,
                                   axl_device_properties* props) {
   if (props == nullptr || props->struct_size < sizeof(props->struct_size))

@@ -77,8 +77,7 @@ axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept {
 
 axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept {
   return guarded("pinned_alloc", [&]() -> axl_status {
-    if (out_host == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: out_host is NULL");
-    if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: bytes is 0; expected > 0");
+    if (axl_status s = common::check_pinned_alloc(fail, bytes, out_host)) return s;
     Device& d = *from(device);
     ze_host_mem_alloc_desc_t hd{};
     hd.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC;

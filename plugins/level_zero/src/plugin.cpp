@@ -267,15 +267,8 @@ axl_status backend_init() noexcept {
 axl_status backend_shutdown() noexcept {
   return guarded("backend_shutdown", []() -> axl_status {
     Backend& b = backend();
-    const auto leftover = b.queues.snapshot();
-    for (Queue* q : leftover)
-      if (q->host) q->host->stop();
-    if (!leftover.empty()) {
-      // Their command lists still belong to the contexts: keep those.
-      b.host.log(AXL_LOG_WARN, common::str("level_zero: backend_shutdown found ", leftover.size(),
-                                           " queue(s) still alive; contexts are kept"));
-      return AXL_SUCCESS;
-    }
+    // Leftover queues' command lists still belong to the contexts: keep those.
+    if (common::stop_leftover_host_threads(b.host, b.queues, "level_zero")) return AXL_SUCCESS;
     for (auto& drv : b.drivers) {
       if (drv->context != nullptr) b.ze.zeContextDestroy(drv->context);
       drv->context = nullptr;

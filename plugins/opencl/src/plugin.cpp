@@ -293,15 +293,8 @@ axl_status backend_init() noexcept {
 axl_status backend_shutdown() noexcept {
   return guarded("backend_shutdown", []() -> axl_status {
     Backend& b = backend();
-    const auto leftover = b.queues.snapshot();
-    for (Queue* q : leftover)
-      if (q->host) q->host->stop();  // plugin threads end here, not at exit
-    if (!leftover.empty()) {
-      // Their command queues and buffers still belong to the contexts: keep those.
-      b.host.log(AXL_LOG_WARN, common::str("opencl: backend_shutdown found ", leftover.size(),
-                                           " queue(s) still alive; contexts are kept"));
-      return AXL_SUCCESS;
-    }
+    // Leftover queues' command queues and buffers still belong to the contexts: keep those.
+    if (common::stop_leftover_host_threads(b.host, b.queues, "opencl")) return AXL_SUCCESS;
     for (auto& d : b.devices) {
       if (d->map_queue != nullptr) b.cl.clReleaseCommandQueue(d->map_queue);
       d->map_queue = nullptr;

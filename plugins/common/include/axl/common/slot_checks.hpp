@@ -60,6 +60,9 @@ axl_status get_discovered_device(Fail fail, axl_status (*discover)(), const Devi
 axl_status check_memory_alloc(Fail fail, const axl_device_properties& device, uint64_t bytes,
                               const axl_devaddr* out_address, const char* limit);
 
+// pinned_alloc: out_host present, bytes above 0.
+axl_status check_pinned_alloc(Fail fail, uint64_t bytes, void* const* out_host);
+
 // The slots that hand out one value (flag addresses, native handles):
 // stores `value` in `*out`, or reports "<slot>: out is NULL".
 axl_status refuse_null_out(Fail fail, const char* slot);
