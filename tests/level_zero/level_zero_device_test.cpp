@@ -12,6 +12,7 @@
 
 #include "axl/plugin.h"
 #include "host_services.hpp"
+#include "plugin_checks.hpp"
 
 namespace {
 
@@ -26,11 +27,9 @@ axl_test::FakeHost& host() {
 const axl_plugin_table& plugin() {
   static const axl_plugin_table* table = [] {
     setenv("AXL_LEVEL_ZERO_LOADER_PATH", AXL_FAKE_ZE_ONE_DEVICE_PATH, 1);
-    const axl_test::LoadedPlugin p = axl_test::load_plugin(AXL_LEVEL_ZERO_PLUGIN_PATH, host());
-    INFO(p.error);
-    REQUIRE(p.ok());
-    REQUIRE(p.table->backend_init() == AXL_SUCCESS);
-    return p.table;
+    const axl_plugin_table* t = axl_test::require_plugin(AXL_LEVEL_ZERO_PLUGIN_PATH, host());
+    REQUIRE(t->backend_init() == AXL_SUCCESS);
+    return t;
   }();
   return *table;
 }
@@ -42,11 +41,7 @@ axl_pdevice device0() {
 }
 
 void require_error(axl_status got, axl_status expected, const std::string& part) {
-  const axl_test::ErrorReport last = host().last_report();
-  INFO("message: " << last.message);
-  CHECK(got == expected);
-  CHECK(last.status == expected);
-  CHECK_THAT(last.message, Catch::Contains(part));
+  axl_test::require_error(host(), got, expected, part);
 }
 
 }  // namespace

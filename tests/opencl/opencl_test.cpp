@@ -33,6 +33,7 @@
 
 #include "axl/plugin.h"
 #include "host_services.hpp"
+#include "plugin_checks.hpp"
 #include "opencl_program.hpp"
 
 namespace {
@@ -43,21 +44,12 @@ axl_test::FakeHost& host() {
 }
 
 const axl_plugin_table& plugin() {
-  static const axl_plugin_table* table = [] {
-    const axl_test::LoadedPlugin p = axl_test::load_plugin(AXL_OPENCL_PLUGIN_PATH, host());
-    INFO(p.error);
-    REQUIRE(p.ok());
-    return p.table;
-  }();
+  static const axl_plugin_table* table = axl_test::require_plugin(AXL_OPENCL_PLUGIN_PATH, host());
   return *table;
 }
 
 void require_error(axl_status got, axl_status expected, const std::string& part) {
-  const axl_test::ErrorReport last = host().last_report();
-  INFO("message: " << last.message);
-  CHECK(got == expected);
-  CHECK(last.status == expected);
-  CHECK_THAT(last.message, Catch::Contains(part));
+  axl_test::require_error(host(), got, expected, part);
 }
 
 // The unavailable answer of device_count and backend_init, and its message.

@@ -34,6 +34,30 @@ axl_status check_module_get_kernel(Fail fail, const char* name, const axl_pkerne
   return AXL_SUCCESS;
 }
 
+axl_status check_device_index(Fail fail, uint32_t index, size_t count, const char* what) {
+  if (index < count) return AXL_SUCCESS;
+  return fail(AXL_ERROR_OUT_OF_RANGE,
+              str("device index ", index, " is out of range: ", count, " ", what));
+}
+
+axl_status check_memory_alloc(Fail fail, const axl_device_properties& device, uint64_t bytes,
+                              const axl_devaddr* out_address, const char* limit) {
+  if (out_address == nullptr)
+    return fail(AXL_ERROR_INVALID_ARGUMENT, "memory_alloc: out_address is NULL");
+  if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "memory_alloc: bytes is 0; expected > 0");
+  if (bytes > device.max_single_alloc_bytes)
+    return fail(AXL_ERROR_OUT_OF_DEVICE_MEMORY,
+                str("memory_alloc: ", bytes, " bytes is above the device's largest allocation, ",
+                    device.max_single_alloc_bytes, " bytes (", limit, ")"));
+  return AXL_SUCCESS;
+}
+
+axl_status check_pinned_alloc(Fail fail, uint64_t bytes, void* const* out_host) {
+  if (out_host == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: out_host is NULL");
+  if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: bytes is 0; expected > 0");
+  return AXL_SUCCESS;
+}
+
 axl_status copy_device_properties(Fail fail, const axl_device_properties& device,
                                   axl_device_properties* props) {
   if (props == nullptr || props->struct_size < sizeof(props->struct_size))

@@ -9,14 +9,8 @@ namespace axl::l0 {
 
 axl_status device_get(uint32_t index, axl_pdevice* out_device) noexcept {
   return guarded("device_get", [&]() -> axl_status {
-    if (out_device == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "device_get: out_device is NULL");
-    if (axl_status s = discover()) return s;
-    Backend& b = backend();
-    if (index >= b.devices.size())
-      return fail(AXL_ERROR_OUT_OF_RANGE, common::str("device index ", index, " is out of range: ",
-                                                      b.devices.size(), " Level Zero GPU device(s)"));
-    *out_device = reinterpret_cast<axl_pdevice>(b.devices[index].get());
-    return AXL_SUCCESS;
+    return common::get_discovered_device(fail, discover, backend().devices,
+                                         "Level Zero GPU device(s)", index, out_device);
   });
 }
 

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "axl/common/census.hpp"
+#include "axl/common/discovery.hpp"
+#include "axl/common/driver_result.hpp"
 #include "axl/common/handles.hpp"
 #include "axl/common/kernel_cache.hpp"
 #include "axl/common/launch_args.hpp"
@@ -156,15 +158,6 @@ struct FlagHandle {
   common::Ref<Flag> flag;
 };
 
-// What discovery found, once per process (backend_device_count and
-// backend_init share it).
-struct Discovery {
-  axl_status status = AXL_ERROR_BACKEND_UNAVAILABLE;
-  std::string message;
-  int64_t native_code = 0;
-  const char* native_name = nullptr;
-};
-
 // Everything global to the backend, never destroyed (plugin.h: no static
 // destructors joining threads or calling the driver at exit).
 struct Backend {
@@ -174,10 +167,12 @@ struct Backend {
   std::once_flag census_once;
   common::Census census;  // Intel render nodes, before initialisation
   std::once_flag open_once;
-  Discovery opened;  // the loader loaded and resolved, nothing initialised
+  common::Discovery opened;              // the loader loaded and resolved, nothing initialised
   std::atomic<bool> initialised{false};  // backend_init began: count from the driver
   std::once_flag discover_once;
-  Discovery discovery;
+  // What discovery found, once per process (backend_device_count and
+  // backend_init share it).
+  common::Discovery discovery;
   ZeApi ze;
   void* library = nullptr;
   std::string library_path;
@@ -207,15 +202,16 @@ inline constexpr common::Handles<Device, Queue, Event, FlagHandle, Module, Kerne
 // Runs `body` under the plugin's exception firewall (plugin_support.hpp).
 inline constexpr common::Guarded<host> guarded{};
 
-// Reports `status` with `message` (no native code).
-axl_status fail(axl_status status, const std::string& message);
-// Reports a failed Level Zero call: "<call> failed: <NAME> (0x<code>)<: context>",
-// with the result as the native code and name. The status follows the
-// result (out of memory, device lost, ...) unless `status` is given.
-axl_status ze_fail(const char* call, ze_result_t result, const std::string& context = "",
-                   axl_status status = AXL_SUCCESS);
+// Reports `status` with `message` (no native code): fail(status, message).
+inline constexpr auto fail = common::report_through<host>;
 // The axl status a Level Zero result maps to.
 axl_status status_of(ze_result_t result) noexcept;
+// Level Zero results in messages (axl/common/driver_result.hpp), the code in
+// hex. ze_fail(call, r[, context[, status]]) reports a failed call:
+// "<call> failed: <NAME> (0x<code>)<: context>".
+using ZeResult =
+    common::DriverResult<ze_result_t, result_name, status_of, common::CodeStyle::kHex, host>;
+inline constexpr ZeResult ze_fail{};
 
 // ---- queue internals (queue.cpp) ----------------------------------------------
 // Appends the barrier that keeps `q` in order if device work came before.

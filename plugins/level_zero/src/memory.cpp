@@ -1,5 +1,6 @@
 // Memory: device allocations (zeMemAllocDevice, or zeMemAllocShared when the
 // memory_kind option says "shared") and pinned host memory (zeMemAllocHost).
+#include "axl/common/slot_checks.hpp"
 #include "l0_backend.hpp"
 
 namespace axl::l0 {
@@ -37,14 +38,10 @@ axl_status forget(Device& d, uint64_t address, bool pinned, const char* slot) {
 
 axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept {
   return guarded("memory_alloc", [&]() -> axl_status {
-    if (out_address == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "memory_alloc: out_address is NULL");
-    if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "memory_alloc: bytes is 0; expected > 0");
     Device& d = *from(device);
-    if (bytes > d.props.max_single_alloc_bytes)
-      return fail(AXL_ERROR_OUT_OF_DEVICE_MEMORY,
-                  common::str("memory_alloc: ", bytes, " bytes is above the device's largest "
-                              "allocation, ", d.props.max_single_alloc_bytes,
-                              " bytes (ze_device_properties_t.maxMemAllocSize)"));
+    if (axl_status s = common::check_memory_alloc(fail, d.props, bytes, out_address,
+                                                  "ze_device_properties_t.maxMemAllocSize"))
+      return s;
     ze_device_mem_alloc_desc_t dd{};
     dd.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC;
     void* p = nullptr;
@@ -80,8 +77,7 @@ axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept {
 
 axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept {
   return guarded("pinned_alloc", [&]() -> axl_status {
-    if (out_host == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: out_host is NULL");
-    if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: bytes is 0; expected > 0");
+    if (axl_status s = common::check_pinned_alloc(fail, bytes, out_host)) return s;
     Device& d = *from(device);
     ze_host_mem_alloc_desc_t hd{};
     hd.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC;

@@ -4,21 +4,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "l0_backend.hpp"
 #include "axl/common/fixed_string.hpp"
+#include "axl/common/immortal.hpp"
 #include "axl/common/slots.hpp"
 
 namespace axl::l0 {
 
-Backend& backend() noexcept {
-  // Constructed on first use (negotiate) without a heap allocation, and
-  // never destroyed: see Backend.
-  alignas(Backend) static unsigned char storage[sizeof(Backend)];
-  static Backend* const instance = ::new (static_cast<void*>(storage)) Backend();
-  return *instance;
-}
+// Constructed at negotiate and never destroyed (axl/common/immortal.hpp).
+Backend& backend() noexcept { return common::immortal<Backend>(); }
 
 axl_status status_of(ze_result_t r) noexcept {
   switch (r) {
@@ -43,31 +38,7 @@ axl_status status_of(ze_result_t r) noexcept {
   }
 }
 
-axl_status fail(axl_status status, const std::string& message) {
-  return backend().host.report(status, message);
-}
-
-axl_status ze_fail(const char* call, ze_result_t r, const std::string& context,
-                   axl_status status) {
-  const char* name = result_name(r);
-  std::string msg = common::str(call, " failed: ", name, " (0x", std::hex,
-                                static_cast<uint32_t>(r), ")");
-  if (!context.empty()) msg += ": " + context;
-  return backend().host.report(status != AXL_SUCCESS ? status : status_of(r), msg,
-                               static_cast<int64_t>(r), name);
-}
-
 namespace {
-
-// Unavailable, with the loader named; also logged by the core at info level.
-void unavailable(Discovery& d, const std::string& message, ze_result_t r = ZE_RESULT_SUCCESS) {
-  d.status = AXL_ERROR_BACKEND_UNAVAILABLE;
-  d.message = message;
-  if (r != ZE_RESULT_SUCCESS) {
-    d.native_code = static_cast<int64_t>(r);
-    d.native_name = result_name(r);
-  }
-}
 
 std::string hex(uint32_t v) { return common::str("0x", std::hex, v); }
 
@@ -78,25 +49,25 @@ bool describe(Backend& b, Device& d, std::string& why) {
   p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
   ze_result_t r = z.zeDeviceGetProperties(d.handle, &p);
   if (r != ZE_RESULT_SUCCESS) {
-    why = common::str("zeDeviceGetProperties failed: ", result_name(r), " (", hex(r), ")");
+    why = ZeResult::failed("zeDeviceGetProperties", r);
     return false;
   }
   ze_device_compute_properties_t c{};
   c.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
   if ((r = z.zeDeviceGetComputeProperties(d.handle, &c)) != ZE_RESULT_SUCCESS) {
-    why = common::str("zeDeviceGetComputeProperties failed: ", result_name(r), " (", hex(r), ")");
+    why = ZeResult::failed("zeDeviceGetComputeProperties", r);
     return false;
   }
   uint32_t nmem = 0;
   if ((r = z.zeDeviceGetMemoryProperties(d.handle, &nmem, nullptr)) != ZE_RESULT_SUCCESS) {
-    why = common::str("zeDeviceGetMemoryProperties failed: ", result_name(r), " (", hex(r), ")");
+    why = ZeResult::failed("zeDeviceGetMemoryProperties", r);
     return false;
   }
   std::vector<ze_device_memory_properties_t> mem(nmem);
   for (auto& m : mem) m.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
   if (nmem != 0 && (r = z.zeDeviceGetMemoryProperties(d.handle, &nmem, mem.data())) !=
                        ZE_RESULT_SUCCESS) {
-    why = common::str("zeDeviceGetMemoryProperties failed: ", result_name(r), " (", hex(r), ")");
+    why = ZeResult::failed("zeDeviceGetMemoryProperties", r);
     return false;
   }
   uint64_t total = 0;
@@ -149,22 +120,22 @@ bool describe(Backend& b, Device& d, std::string& why) {
 // Loads the loader and resolves its entry points: initialises nothing, so
 // counting may do it. Fills b.library and b.ze, or b.opened with why not.
 void open_loader(Backend& b) {
-  Discovery& d = b.opened;
+  common::Discovery& d = b.opened;
   const char* env = secure_getenv(kLoaderPathEnv);
   const bool overridden = env != nullptr && env[0] != '\0';
   const std::string name = overridden ? env : kDefaultLoaderName;
   LoadResult lr = load_loader(name, b.ze);
   const std::string where = overridden ? common::str(" (", kLoaderPathEnv, ")") : "";
   if (lr.kind == LoadResult::Kind::kAbsent) {
-    unavailable(d, common::str("Level Zero is not installed: cannot load ", name, where, ": ",
-                               lr.detail));
+    ZeResult::unavailable(
+        d, common::str("Level Zero is not installed: cannot load ", name, where, ": ", lr.detail));
     b.host.log(AXL_LOG_INFO, d.message);
     return;
   }
   if (lr.kind == LoadResult::Kind::kMissingSymbol) {
-    unavailable(d, common::str("the Level Zero loader ", lr.path, where,
-                               " lacks required entry point(s): ", lr.detail,
-                               " (too old or not a Level Zero loader)"));
+    ZeResult::unavailable(d, common::str("the Level Zero loader ", lr.path, where,
+                                         " lacks required entry point(s): ", lr.detail,
+                                         " (too old or not a Level Zero loader)"));
     b.host.log(AXL_LOG_WARN, d.message);
     return;
   }
@@ -174,12 +145,6 @@ void open_loader(Backend& b) {
   d.status = AXL_SUCCESS;
 }
 
-// Reports `d`'s failure (or nothing) on this thread.
-axl_status report(Backend& b, const Discovery& d) {
-  if (d.status == AXL_SUCCESS) return AXL_SUCCESS;
-  return b.host.report(d.status, d.message, d.native_code, d.native_name);
-}
-
 bool loader_opened(Backend& b) {
   std::call_once(b.open_once, [&] { open_loader(b); });
   return b.opened.status == AXL_SUCCESS;
@@ -187,7 +152,7 @@ bool loader_opened(Backend& b) {
 
 // Initialises Level Zero (zeInitDrivers, or zeInit) and lists its GPUs.
 void run_discovery(Backend& b) {
-  Discovery& d = b.discovery;
+  common::Discovery& d = b.discovery;
   if (!loader_opened(b)) {
     d = b.opened;
     return;
@@ -224,16 +189,17 @@ void run_discovery(Backend& b) {
     }
   }
   if (r != ZE_RESULT_SUCCESS) {
-    unavailable(d,
-                common::str("the Level Zero loader ", b.library_path, where, " is installed, but ", call,
-                            " failed: ", result_name(r), " (", hex(r),
-                            "): no Level Zero driver is installed or none can run here"),
-                r);
+    ZeResult::unavailable(d,
+                          common::str("the Level Zero loader ", b.library_path, where,
+                                      " is installed, but ", ZeResult::failed(call, r),
+                                      ": no Level Zero driver is installed or none can run here"),
+                          r);
     return;
   }
   if (handles.empty()) {
-    unavailable(d, common::str("the Level Zero loader ", b.library_path, where, " initialised, but ",
-                               call, " reports 0 drivers: no Level Zero GPU driver is installed"));
+    ZeResult::unavailable(
+        d, common::str("the Level Zero loader ", b.library_path, where, " initialised, but ", call,
+                       " reports 0 drivers: no Level Zero GPU driver is installed"));
     return;
   }
   for (ze_driver_handle_t h : handles) {
@@ -241,14 +207,14 @@ void run_discovery(Backend& b) {
     drv->handle = h;
     uint32_t n = 0;
     if ((r = z.zeDeviceGet(h, &n, nullptr)) != ZE_RESULT_SUCCESS) {
-      unavailable(d, common::str("zeDeviceGet failed: ", result_name(r), " (", hex(r), ") (loader ",
-                                 b.library_path, ")"), r);
+      ZeResult::unavailable(
+          d, ZeResult::failed("zeDeviceGet", r) + common::str(" (loader ", b.library_path, ")"), r);
       return;
     }
     std::vector<ze_device_handle_t> devs(n);
     if (n != 0 && (r = z.zeDeviceGet(h, &n, devs.data())) != ZE_RESULT_SUCCESS) {
-      unavailable(d, common::str("zeDeviceGet failed: ", result_name(r), " (", hex(r), ") (loader ",
-                                 b.library_path, ")"), r);
+      ZeResult::unavailable(
+          d, ZeResult::failed("zeDeviceGet", r) + common::str(" (loader ", b.library_path, ")"), r);
       return;
     }
     for (uint32_t i = 0; i < n; ++i) {
@@ -279,7 +245,7 @@ void run_discovery(Backend& b) {
 axl_status discover() {
   Backend& b = backend();
   std::call_once(b.discover_once, [&] { run_discovery(b); });
-  return report(b, b.discovery);
+  return b.discovery.report(b.host);
 }
 
 axl_status backend_init() noexcept {
@@ -301,15 +267,8 @@ axl_status backend_init() noexcept {
 axl_status backend_shutdown() noexcept {
   return guarded("backend_shutdown", []() -> axl_status {
     Backend& b = backend();
-    const auto leftover = b.queues.snapshot();
-    for (Queue* q : leftover)
-      if (q->host) q->host->stop();
-    if (!leftover.empty()) {
-      // Their command lists still belong to the contexts: keep those.
-      b.host.log(AXL_LOG_WARN, common::str("level_zero: backend_shutdown found ", leftover.size(),
-                                           " queue(s) still alive; contexts are kept"));
-      return AXL_SUCCESS;
-    }
+    // Leftover queues' command lists still belong to the contexts: keep those.
+    if (common::stop_leftover_host_threads(b.host, b.queues, "level_zero")) return AXL_SUCCESS;
     for (auto& drv : b.drivers) {
       if (drv->context != nullptr) b.ze.zeContextDestroy(drv->context);
       drv->context = nullptr;
@@ -333,7 +292,7 @@ axl_status backend_device_count(uint32_t* out_count) noexcept {
     // only loaded, not initialised.
     std::call_once(b.census_once, [&] { b.census = census(); });
     if (b.census.count == 0) return fail(AXL_ERROR_BACKEND_UNAVAILABLE, b.census.reason);
-    if (!loader_opened(b)) return report(b, b.opened);
+    if (!loader_opened(b)) return b.opened.report(b.host);
     *out_count = b.census.count;
     return AXL_SUCCESS;
   });

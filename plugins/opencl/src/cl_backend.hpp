@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "axl/common/discovery.hpp"
+#include "axl/common/driver_result.hpp"
 #include "axl/common/handles.hpp"
 #include "axl/common/kernel_cache.hpp"
 #include "axl/common/live_queues.hpp"
@@ -158,14 +160,6 @@ class Module {
 // The one source language module_compile takes.
 inline constexpr int32_t kSourceLanguageOpenclC = AXL_SOURCE_LANGUAGE_OPENCL_C;
 
-// What discovery found, once per process.
-struct Discovery {
-  axl_status status = AXL_ERROR_BACKEND_UNAVAILABLE;
-  std::string message;
-  int64_t native_code = 0;
-  const char* native_name = nullptr;
-};
-
 // Everything global to the backend, never destroyed (plugin.h: no static
 // destructors calling the driver at exit).
 struct Backend {
@@ -173,7 +167,7 @@ struct Backend {
   common::Tracer tracer{host};
 
   std::once_flag discover_once;
-  Discovery discovery;
+  common::Discovery discovery;
   ClApi cl;
   common::DriverLibrary library;
   std::string library_note;  // " (AXL_OPENCL_LOADER_PATH)" when the override named it
@@ -201,15 +195,16 @@ inline constexpr common::Handles<Device, Queue, Event, Flag, Module, Kernel> fro
 // Runs `body` under the plugin's exception firewall (plugin_support.hpp).
 inline constexpr common::Guarded<host> guarded{};
 
-// Reports `status` with `message` (no native code).
-axl_status fail(axl_status status, const std::string& message);
-// Reports a failed OpenCL call: "<call> failed: <NAME> (<code>)<: context>",
-// with the result as the native code and name. The status follows the
-// result (out of memory, ...) unless `status` is given.
-axl_status cl_fail(const char* call, cl_int result, const std::string& context = "",
-                   axl_status status = AXL_SUCCESS);
+// Reports `status` with `message` (no native code): fail(status, message).
+inline constexpr auto fail = common::report_through<host>;
 // The axl status an OpenCL result maps to.
 axl_status status_of(cl_int result) noexcept;
+// OpenCL results in messages (axl/common/driver_result.hpp), the code in
+// decimal. cl_fail(call, r[, context[, status]]) reports a failed call:
+// "<call> failed: <NAME> (<code>)<: context>".
+using ClResult =
+    common::DriverResult<cl_int, result_name, status_of, common::CodeStyle::kDecimal, host>;
+inline constexpr ClResult cl_fail{};
 
 // The queue's host thread (host callbacks, flags), started on first use
 // (queue.cpp).

@@ -6,6 +6,7 @@
 // memory: a CL_MEM_ALLOC_HOST_PTR buffer, mapped once (clEnqueueMapBuffer)
 // and kept mapped until pinned_free, so the driver knows the pages and may
 // copy from them directly.
+#include "axl/common/slot_checks.hpp"
 #include "cl_backend.hpp"
 
 namespace axl::opencl {
@@ -52,14 +53,10 @@ cl_mem Device::forget(axl_devaddr address, bool flag) {
 
 axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept {
   return guarded("memory_alloc", [&]() -> axl_status {
-    if (out_address == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "memory_alloc: out_address is NULL");
-    if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "memory_alloc: bytes is 0; expected > 0");
     Device& d = *from(device);
-    if (bytes > d.props.max_single_alloc_bytes)
-      return fail(AXL_ERROR_OUT_OF_DEVICE_MEMORY,
-                  common::str("memory_alloc: ", bytes, " bytes is above the device's largest "
-                              "allocation, ", d.props.max_single_alloc_bytes,
-                              " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"));
+    if (axl_status s = common::check_memory_alloc(fail, d.props, bytes, out_address,
+                                                  "CL_DEVICE_MAX_MEM_ALLOC_SIZE"))
+      return s;
     cl_int r = CL_SUCCESS;
     cl_mem mem = cl().clCreateBuffer(d.context(), CL_MEM_READ_WRITE, bytes, nullptr, &r);
     if (r != CL_SUCCESS || mem == nullptr)
@@ -88,8 +85,7 @@ axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept {
 
 axl_status pinned_alloc(axl_pdevice device, uint64_t bytes, void** out_host) noexcept {
   return guarded("pinned_alloc", [&]() -> axl_status {
-    if (out_host == nullptr) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: out_host is NULL");
-    if (bytes == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "pinned_alloc: bytes is 0; expected > 0");
+    if (axl_status s = common::check_pinned_alloc(fail, bytes, out_host)) return s;
     Device& d = *from(device);
     const ClApi& c = cl();
     cl_int r = CL_SUCCESS;

@@ -6,21 +6,16 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <new>
 
 #include "axl/common/fixed_string.hpp"
+#include "axl/common/immortal.hpp"
 #include "cl_backend.hpp"
 #include "icd_census.hpp"
 
 namespace axl::opencl {
 
-Backend& backend() noexcept {
-  // Constructed on first use (negotiate) without a heap allocation, and
-  // never destroyed: see Backend.
-  alignas(Backend) static unsigned char storage[sizeof(Backend)];
-  static Backend* const instance = ::new (static_cast<void*>(storage)) Backend();
-  return *instance;
-}
+// Constructed at negotiate and never destroyed (axl/common/immortal.hpp).
+Backend& backend() noexcept { return common::immortal<Backend>(); }
 
 axl_status status_of(cl_int r) noexcept {
   switch (r) {
@@ -45,29 +40,7 @@ axl_status status_of(cl_int r) noexcept {
   }
 }
 
-axl_status fail(axl_status status, const std::string& message) {
-  return backend().host.report(status, message);
-}
-
-axl_status cl_fail(const char* call, cl_int r, const std::string& context, axl_status status) {
-  const char* name = result_name(r);
-  std::string msg = common::str(call, " failed: ", name, " (", r, ")");
-  if (!context.empty()) msg += ": " + context;
-  return backend().host.report(status != AXL_SUCCESS ? status : status_of(r), msg,
-                               static_cast<int64_t>(r), name);
-}
-
 namespace {
-
-// Unavailable, with the loader named; also logged by the core at info level.
-void unavailable(Discovery& d, const std::string& message, cl_int r = CL_SUCCESS) {
-  d.status = AXL_ERROR_BACKEND_UNAVAILABLE;
-  d.message = message;
-  if (r != CL_SUCCESS) {
-    d.native_code = static_cast<int64_t>(r);
-    d.native_name = result_name(r);
-  }
-}
 
 // A string-valued clGetDeviceInfo / clGetPlatformInfo answer; "" on failure.
 template <class Query, class Object>
@@ -166,7 +139,7 @@ void describe(const ClApi& c, Device& d) {
 // clGetPlatformIDs/clGetDeviceIDs make no context: PoCL and the ICD loader
 // read their ICD files and driver lists only.
 void run_discovery(Backend& b) {
-  Discovery& d = b.discovery;
+  common::Discovery& d = b.discovery;
   cl_device_type types = 0;
   std::string why;
   if (!chosen_types(&types, &why)) {
@@ -179,14 +152,14 @@ void run_discovery(Backend& b) {
       env != nullptr && env[0] != '\0' ? common::str(" (", kLoaderPathEnv, ")") : "";
   LoadResult lr = load_loader(b.library, b.cl);
   if (lr.kind == LoadResult::Kind::kAbsent) {
-    unavailable(d, common::str("the OpenCL ICD loader is not installed: ", lr.detail));
+    ClResult::unavailable(d, common::str("the OpenCL ICD loader is not installed: ", lr.detail));
     b.host.log(AXL_LOG_INFO, d.message);
     return;
   }
   if (lr.kind == LoadResult::Kind::kMissingSymbol) {
-    unavailable(d, common::str("the OpenCL ICD loader ", b.library.path(), where,
-                               " lacks required entry point(s): ", lr.detail,
-                               " (older than OpenCL 1.2, or not an OpenCL library)"));
+    ClResult::unavailable(d, common::str("the OpenCL ICD loader ", b.library.path(), where,
+                                         " lacks required entry point(s): ", lr.detail,
+                                         " (older than OpenCL 1.2, or not an OpenCL library)"));
     b.host.log(AXL_LOG_WARN, d.message);
     return;
   }
@@ -204,10 +177,11 @@ void run_discovery(Backend& b) {
       std::string names;
       for (const IcdDriver& drv : census.drivers)
         names += common::str(names.empty() ? "" : ", ", drv.library, " (", drv.source, ")");
-      unavailable(d, common::str("OpenCL (", b.library.path(), where, ") has no device of type ",
-                                 type_names(types), ": its only driver(s), ", names,
-                                 ", have cpu devices only and were not loaded; set ",
-                                 kDeviceTypesEnv, "=all to use CPU devices such as PoCL's"));
+      ClResult::unavailable(
+          d, common::str("OpenCL (", b.library.path(), where, ") has no device of type ",
+                         type_names(types), ": its only driver(s), ", names,
+                         ", have cpu devices only and were not loaded; set ", kDeviceTypesEnv,
+                         "=all to use CPU devices such as PoCL's"));
       return;
     }
   }
@@ -215,20 +189,27 @@ void run_discovery(Backend& b) {
   cl_uint np = 0;
   cl_int r = c.clGetPlatformIDs(0, nullptr, &np);
   if (r == -1001 || (r == CL_SUCCESS && np == 0)) {
-    unavailable(d, common::str("the OpenCL ICD loader ", b.library.path(), where,
-                               " found no platform: no OpenCL driver is installed (no ICD file in "
-                               "/etc/OpenCL/vendors, or OCL_ICD_VENDORS names none)"), r);
+    ClResult::unavailable(
+        d,
+        common::str("the OpenCL ICD loader ", b.library.path(), where,
+                    " found no platform: no OpenCL driver is installed (no ICD file in "
+                    "/etc/OpenCL/vendors, or OCL_ICD_VENDORS names none)"),
+        r);
     return;
   }
   if (r != CL_SUCCESS) {
-    unavailable(d, common::str("clGetPlatformIDs failed: ", result_name(r), " (", r, ") (loader ",
-                               b.library.path(), where, ")"), r);
+    ClResult::unavailable(d,
+                          ClResult::failed("clGetPlatformIDs", r) +
+                              common::str(" (loader ", b.library.path(), where, ")"),
+                          r);
     return;
   }
   std::vector<cl_platform_id> ids(np);
   if ((r = c.clGetPlatformIDs(np, ids.data(), &np)) != CL_SUCCESS) {
-    unavailable(d, common::str("clGetPlatformIDs failed: ", result_name(r), " (", r, ") (loader ",
-                               b.library.path(), where, ")"), r);
+    ClResult::unavailable(d,
+                          ClResult::failed("clGetPlatformIDs", r) +
+                              common::str(" (loader ", b.library.path(), where, ")"),
+                          r);
     return;
   }
   std::string seen;  // what each platform has, for the no-device message
@@ -264,9 +245,10 @@ void run_discovery(Backend& b) {
     b.platforms.push_back(std::move(p));
   }
   if (b.devices.empty()) {
-    unavailable(d, common::str("OpenCL (", b.library.path(), where, ") has no device of type ",
-                               type_names(types), " (", seen, "); set ", kDeviceTypesEnv,
-                               "=all to use CPU devices such as PoCL's"));
+    ClResult::unavailable(
+        d, common::str("OpenCL (", b.library.path(), where, ") has no device of type ",
+                       type_names(types), " (", seen, "); set ", kDeviceTypesEnv,
+                       "=all to use CPU devices such as PoCL's"));
     return;
   }
   d.status = AXL_SUCCESS;
@@ -275,17 +257,12 @@ void run_discovery(Backend& b) {
                                        " through ", b.library.path()));
 }
 
-axl_status report(Backend& b, const Discovery& d) {
-  if (d.status == AXL_SUCCESS) return AXL_SUCCESS;
-  return b.host.report(d.status, d.message, d.native_code, d.native_name);
-}
-
 }  // namespace
 
 axl_status discover() {
   Backend& b = backend();
   std::call_once(b.discover_once, [&] { run_discovery(b); });
-  return report(b, b.discovery);
+  return b.discovery.report(b.host);
 }
 
 axl_status backend_init() noexcept {
@@ -316,15 +293,8 @@ axl_status backend_init() noexcept {
 axl_status backend_shutdown() noexcept {
   return guarded("backend_shutdown", []() -> axl_status {
     Backend& b = backend();
-    const auto leftover = b.queues.snapshot();
-    for (Queue* q : leftover)
-      if (q->host) q->host->stop();  // plugin threads end here, not at exit
-    if (!leftover.empty()) {
-      // Their command queues and buffers still belong to the contexts: keep those.
-      b.host.log(AXL_LOG_WARN, common::str("opencl: backend_shutdown found ", leftover.size(),
-                                           " queue(s) still alive; contexts are kept"));
-      return AXL_SUCCESS;
-    }
+    // Leftover queues' command queues and buffers still belong to the contexts: keep those.
+    if (common::stop_leftover_host_threads(b.host, b.queues, "opencl")) return AXL_SUCCESS;
     for (auto& d : b.devices) {
       if (d->map_queue != nullptr) b.cl.clReleaseCommandQueue(d->map_queue);
       d->map_queue = nullptr;

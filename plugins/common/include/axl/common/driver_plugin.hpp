@@ -44,6 +44,7 @@
 #include "axl/common/driver_errors.hpp"
 #include "axl/common/driver_library.hpp"
 #include "axl/common/handles.hpp"
+#include "axl/common/immortal.hpp"
 #include "axl/common/kernel_cache.hpp"
 #include "axl/common/launch_args.hpp"
 #include "axl/common/plugin_support.hpp"
@@ -203,13 +204,8 @@ class DriverPlugin {
     DeferredReleases graveyard;  // modules and flags waiting for work
   };
 
-  static State& state() noexcept {
-    // Static storage, constructed on first use (which allocates nothing, as
-    // negotiate requires) and never destroyed: see State.
-    alignas(State) static unsigned char storage[sizeof(State)];
-    static State* const s = ::new (static_cast<void*>(storage)) State();
-    return *s;
-  }
+  // Constructed at negotiate and never destroyed (immortal.hpp): see State.
+  static State& state() noexcept { return immortal<State>(); }
   static const Api& api() noexcept { return state().api; }
 
   static constexpr Handles<Device, Queue, Event, Flag, Module, Kernel> from{};

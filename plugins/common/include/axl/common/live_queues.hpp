@@ -6,6 +6,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "axl/common/plugin_support.hpp"
+
 namespace axl::common {
 
 template <class Queue>
@@ -42,5 +44,24 @@ class LiveQueues {
   mutable std::mutex mu_;
   std::unordered_set<Queue*> queues_;
 };
+
+// backend_shutdown of a backend whose queues hold driver objects of its
+// contexts (opencl, level_zero): stops the host thread (`Queue::host`, a
+// WorkQueue started on first use) of every queue the core left alive, since
+// plugin threads must end here and never at exit. Returns true, after
+// logging "<backend>: backend_shutdown found N queue(s) still alive;
+// contexts are kept", when there were any: the caller then keeps its
+// contexts, which those queues' driver objects still belong to.
+template <class Queue>
+bool stop_leftover_host_threads(const HostServices& host, const LiveQueues<Queue>& live,
+                                const char* backend) {
+  const auto leftover = live.snapshot();
+  for (Queue* q : leftover)
+    if (q->host) q->host->stop();
+  if (leftover.empty()) return false;
+  host.log(AXL_LOG_WARN, str(backend, ": backend_shutdown found ", leftover.size(),
+                             " queue(s) still alive; contexts are kept"));
+  return true;
+}
 
 }  // namespace axl::common

@@ -108,6 +108,15 @@ struct Guarded {
   }
 };
 
+// A backend's `fail(status, message)`: reports through the host services
+// that `Host()` returns, with no native code, and returns `status`. A plain
+// function, so that it also serves as slot_checks.hpp's Fail:
+//   inline constexpr auto fail = common::report_through<host>;
+template <HostServices& (*Host)() noexcept>
+axl_status report_through(axl_status status, const std::string& message) {
+  return Host().report(status, message);
+}
+
 // Implements axl_plugin_negotiate: checks the arguments and the major
 // version, saves the host services into `host`, and answers with `info`,
 // `table` and min(core minor, AXL_PLUGIN_ABI_MINOR). Has no other side

@@ -6,6 +6,7 @@
 //   if (axl_status s = common::check_queue_create(fail, desc, out_queue)) return s;
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -32,6 +33,35 @@ axl_status check_module_get_kernel(Fail fail, const char* name, const axl_pkerne
 // the caller's), or reports why it cannot.
 axl_status copy_device_properties(Fail fail, const axl_device_properties& device,
                                   axl_device_properties* props);
+
+// device_get's range check: "device index <index> is out of range: <count>
+// <what>" (OUT_OF_RANGE), where `what` names the devices ("OpenCL
+// device(s)").
+axl_status check_device_index(Fail fail, uint32_t index, size_t count, const char* what);
+
+// device_get of a backend whose discovery lists its devices once (opencl,
+// level_zero): out_device present, then `discover()` (which reports its own
+// failure on this thread), then the index in range; `devices` holds
+// unique_ptrs to the backend's Device structs, the handles' objects.
+template <class Devices>
+axl_status get_discovered_device(Fail fail, axl_status (*discover)(), const Devices& devices,
+                                 const char* what, uint32_t index, axl_pdevice* out_device) {
+  if (out_device == nullptr)
+    return fail(AXL_ERROR_INVALID_ARGUMENT, "device_get: out_device is NULL");
+  if (axl_status s = discover()) return s;
+  if (axl_status s = check_device_index(fail, index, devices.size(), what)) return s;
+  *out_device = reinterpret_cast<axl_pdevice>(devices[index].get());
+  return AXL_SUCCESS;
+}
+
+// memory_alloc: out_address present, bytes above 0 and no more than the
+// device's largest allocation, whose source `limit` names (the driver's
+// property, so a user can look the limit up).
+axl_status check_memory_alloc(Fail fail, const axl_device_properties& device, uint64_t bytes,
+                              const axl_devaddr* out_address, const char* limit);
+
+// pinned_alloc: out_host present, bytes above 0.
+axl_status check_pinned_alloc(Fail fail, uint64_t bytes, void* const* out_host);
 
 // The slots that hand out one value (flag addresses, native handles):
 // stores `value` in `*out`, or reports "<slot>: out is NULL".
