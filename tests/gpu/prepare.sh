@@ -31,7 +31,7 @@ DEBS=(libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 catch2 libbenchmark-dev lib
 # pip does). Anything pyproject's [test] extras or build requirements name
 # that is not here is downloaded as a wheel for Python 3.12 / manylinux.
 KNOWN_THERE=" pytest numpy psutil ml-dtypes hypothesis pybind11 scikit-build-core cmake ninja
-  packaging pathspec pluggy iniconfig sortedcontainers attrs torch cupy-cuda13x jax nvidia-ml-py "
+  packaging pathspec pluggy iniconfig sortedcontainers attrs torch cupy-cuda13x jax nvidia-ml-py mpi4py "
 
 mkdir -p "$deps/debs" "$deps/wheels" || { echo "prepare: cannot create $deps"; exit 1; }
 # run.sh unpacks into $deps/root on the machine it runs on: a local unpack is
