@@ -21,6 +21,7 @@ ABI_MINOR: int
 PLUGIN_FLAG_FORK_SAFE: int
 PLUGIN_FLAG_VIRTUAL: int
 PLUGIN_FLAG_EXPERIMENTAL: int
+_DL_EXT_DEV: int  # DLPack kDLExtDev (dlpack.cpp), which driver/buffer.py refuses to export
 PLUGIN_FLAG_HOST: int
 
 _Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int], list[int]]

@@ -263,7 +263,7 @@ def _export_wait(buf: Buffer) -> None:
         buf.stream.synchronize()
 
 
-_DL_EXT_DEV = 12  # DLPack's kDLExtDev: memory of a device DLPack has no type for
+_DL_EXT_DEV = _core._DL_EXT_DEV  # DLPack's kDLExtDev (12): memory of a device DLPack has no type for
 
 
 def _copy_in_place_kind(buf: Buffer) -> Buffer:
