@@ -227,6 +227,9 @@ class Buffer:
         """Host memory as a zero-copy array (np.asarray); TypeError for device memory."""
     def __buffer__(self, flags: int, /) -> memoryview:
         """PEP 688: the buffer protocol (host memory; BufferError for device memory)."""
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """CUDA Array Interface v3 (CUDA device memory only; AttributeError otherwise)."""
     def __setitem__(self, index: Any, value: Any) -> None: ...
     def item(self) -> Any: ...
     def inplace_copy_from(self, src: Buffer) -> None: ...
