@@ -22,6 +22,7 @@ PLUGIN_FLAG_FORK_SAFE: int
 PLUGIN_FLAG_VIRTUAL: int
 PLUGIN_FLAG_EXPERIMENTAL: int
 _DL_EXT_DEV: int  # DLPack kDLExtDev (dlpack.cpp), which driver/buffer.py refuses to export
+_DL_CUDA: int  # DLPack kDLCUDA (dlpack.cpp), the only memory with __cuda_array_interface__
 PLUGIN_FLAG_HOST: int
 
 _Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int], list[int]]

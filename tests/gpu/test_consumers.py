@@ -63,6 +63,7 @@ def test_cupy_sees_work_still_queued_on_the_buffer_stream(gpu, cupy):
 def test_torch_takes_a_device_buffer_through_the_interface(gpu, torch_cuda):
     torch = torch_cuda
     b = drv.Buffer.from_numpy(np.arange(1024, dtype=np.int64)).to(gpu)
+    b.stream.synchronize()  # the stream field's handling is CuPy's case above; torch versions differ
     t = torch.as_tensor(b, device="cuda")  # __cuda_array_interface__
     assert t.data_ptr() == b._data_ptr()
     assert torch.equal(t.cpu(), torch.arange(1024, dtype=torch.int64))

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _core
 from .._core import Buffer
 from ..dtype import DType
 
-_DL_CUDA = 2  # DLPack's kDLCUDA: device memory of a CUDA device
+_DL_CUDA = _core._DL_CUDA  # DLPack's kDLCUDA: device memory of a CUDA device
 # CAI v3's stream field: 0 is forbidden (ambiguous); 1 names the legacy
 # default stream, which a native handle of 0 is.
 _CAI_LEGACY_DEFAULT_STREAM = 1
