@@ -22,6 +22,7 @@ PLUGIN_FLAG_FORK_SAFE: int
 PLUGIN_FLAG_VIRTUAL: int
 PLUGIN_FLAG_EXPERIMENTAL: int
 _DL_EXT_DEV: int  # DLPack kDLExtDev (dlpack.cpp), which driver/buffer.py refuses to export
+_DL_CUDA: int  # DLPack kDLCUDA (dlpack.cpp), the only memory with __cuda_array_interface__
 PLUGIN_FLAG_HOST: int
 
 _Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int], list[int]]
@@ -227,6 +228,9 @@ class Buffer:
         """Host memory as a zero-copy array (np.asarray); TypeError for device memory."""
     def __buffer__(self, flags: int, /) -> memoryview:
         """PEP 688: the buffer protocol (host memory; BufferError for device memory)."""
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """CUDA Array Interface v3 (CUDA device memory only; AttributeError otherwise)."""
     def __setitem__(self, index: Any, value: Any) -> None: ...
     def item(self) -> Any: ...
     def inplace_copy_from(self, src: Buffer) -> None: ...

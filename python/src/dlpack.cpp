@@ -327,9 +327,11 @@ py::tuple import_capsule(py::capsule capsule) {
 }  // namespace
 
 void register_dlpack(py::module_& m, py::class_<BufferObj>& cls) {
-  // The one device type Python checks itself (driver/buffer.py refuses to
-  // export it): taken from the enum above rather than written again there.
+  // The device types Python checks itself (driver/buffer.py refuses to
+  // export kDLExtDev; driver/_cuda_array_interface.py exports kDLCUDA only):
+  // taken from the enum above rather than written again there.
   m.attr("_DL_EXT_DEV") = static_cast<int>(kDLExtDev);
+  m.attr("_DL_CUDA") = static_cast<int>(kDLCUDA);
   cls.def("_dlpack_device", [](BufferObj& b) {
     DLDevice d = dl_device_of(b);
     return py::make_tuple(d.device_type, d.device_id);

@@ -53,11 +53,12 @@ def test_installed_package_is_imported_not_the_source_tree():
 def test_all_names_exist():
     for name in driver.__all__:
         assert hasattr(driver, name), name
-    # MAX's public names (spec section 1) that this issue covers.
-    for name in ["CPU", "Accelerator", "Buffer", "CompletionFlag", "Device", "DeviceEvent", "DeviceQueue",
-                 "DeviceSpec", "HostHazardError", "LaunchTraceEntry", "accelerator_api",
-                 "accelerator_architecture_name", "accelerator_count", "begin_launch_trace",
-                 "calculate_virtual_device_count", "calculate_virtual_device_count_from_cli", "devices_exist",
+    # MAX's __all__ (spec section 1), every name.
+    for name in ["CPU", "Accelerator", "Buffer", "CompletionFlag", "DLPackArray", "Device", "DeviceEvent",
+                 "DeviceQueue", "DeviceSpec", "HostHazardError", "LaunchTraceEntry", "SymmetricPool", "Usage",
+                 "accelerator_api", "accelerator_architecture_name", "accelerator_count", "batch_inplace_copy",
+                 "begin_launch_trace", "calculate_virtual_device_count", "calculate_virtual_device_count_from_cli",
+                 "copy_pinned_to_destinations", "devices_exist", "load_max_buffer",
                  "enable_all_peer_access", "get_virtual_cpu_target", "get_virtual_device_api",
                  "get_virtual_device_count", "get_virtual_device_target_arch", "is_virtual_device_mode",
                  "launch_trace", "load_devices", "scan_available_devices", "set_virtual_cpu_target",

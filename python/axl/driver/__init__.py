@@ -73,7 +73,9 @@ from .buffer import (
 from . import driver
 from ._device import CPU, Accelerator, Device
 from . import _host_func  # noqa: F401  (adds MAX's host-function entry points)
+from . import _cuda_array_interface  # noqa: F401  (adds Buffer.__cuda_array_interface__)
 from ._max_file import load_max_buffer
+from ._symmetric_pool import SymmetricPool
 from ._trace import LaunchTraceEntry, begin_launch_trace, launch_trace, take_launch_trace
 from .driver import (
     DeviceSpec,
@@ -116,6 +118,7 @@ __all__ = [
     "HostHazardCompletion",
     "HostHazardError",
     "LaunchTraceEntry",
+    "SymmetricPool",
     "Usage",
     # functions (MAX)
     "accelerator_api",

@@ -1,0 +1,130 @@
+"""SymmetricPool (MAX spec 2.7) on the virtual backend's emulation
+(AXL_VIRTUAL_DEVICES=2 and 3), and is_supported's honest answers elsewhere.
+Each case runs in a child: the registry is process-wide and discovery reads
+the environment once."""
+
+from __future__ import annotations
+
+import textwrap
+
+from conftest import needs_virtual, run_py
+
+PRELUDE = """
+import numpy as np
+import axl.driver as drv
+from axl.driver import SymmetricPool
+from axl.dtype import DType
+gpus = [drv.Accelerator(i) for i in range(drv.accelerator_count())]
+def raises(exc, fn, *args, match=""):
+    try:
+        fn(*args)
+    except exc as e:
+        assert match in str(e), (match, str(e))
+        return e
+    raise AssertionError(f"{fn} did not raise {exc.__name__}")
+"""
+
+
+def run_pool(code: str, devices: int | None = 2, setup: str = ""):
+    """``code`` after PRELUDE in a child with ``devices`` virtual devices
+    (None: no virtual devices unless ``setup`` makes them)."""
+    env = {} if devices is None else {"AXL_VIRTUAL_DEVICES": str(devices)}
+    return run_py(setup + PRELUDE + textwrap.dedent(code), env=env)
+
+
+@needs_virtual
+def test_one_pool_per_device_set_and_lookup():
+    p = run_pool("""
+        a, b = gpus
+        assert SymmetricPool.is_supported([a, b]) and SymmetricPool.is_supported((b, a))
+        assert SymmetricPool.lookup([a, b]) is None
+        pool = SymmetricPool.allocate([a, b], 1000)
+        assert pool.byte_size == 1000  # exactly the request, not the reservation
+        again = SymmetricPool.lookup([b, a])  # order-insensitive
+        assert again is not None and again.byte_size == 1000
+        raises(RuntimeError, SymmetricPool.allocate, [b, a], 64, match="already exists")
+        raises(TypeError, SymmetricPool, match="SymmetricPool.allocate")
+        print("OK")
+        """)
+    assert "OK" in p.stdout
+
+
+@needs_virtual
+def test_views_are_flat_uint8_per_device_and_distinct():
+    p = run_pool("""
+        a, b = gpus
+        pool = SymmetricPool.allocate([a, b], 4096)
+        for d in (a, b):
+            u, m = pool.unicast_view(d), pool.multicast_view(d)
+            for v in (u, m):
+                assert v.dtype == DType.uint8 and v.shape == (4096,) and v.device == d, (v.dtype, v.shape)
+            assert u._data_ptr() != m._data_ptr()
+        assert pool.unicast_view(a)._data_ptr() != pool.unicast_view(b)._data_ptr()
+        print("OK")
+        """)
+    assert "OK" in p.stdout
+
+
+@needs_virtual
+def test_round_trip_and_handles_alias_one_allocation():
+    p = run_pool("""
+        import gc
+        a, b = gpus
+        pool = SymmetricPool.allocate([a, b], 256)
+        data = np.arange(256, dtype=np.uint8)
+        pool.unicast_view(a).inplace_copy_from(drv.Buffer.from_numpy(data))
+        pool.unicast_view(b).inplace_copy_from(pool.unicast_view(a))  # peer copy between the views
+        other = SymmetricPool.lookup([a, b])
+        assert other.unicast_view(b).to_numpy().tolist() == data.tolist()
+        del pool, other
+        gc.collect()  # dropping every handle frees nothing
+        assert SymmetricPool.lookup([a, b]).unicast_view(a).to_numpy().tolist() == data.tolist()
+        print("OK")
+        """)
+    assert "OK" in p.stdout
+
+
+@needs_virtual
+def test_errors_name_what_is_wrong():
+    p = run_pool("""
+        a, b, c = gpus
+        pool = SymmetricPool.allocate([a, b], 16)
+        raises(RuntimeError, pool.unicast_view, c, match="not one of the pool's devices")
+        raises(RuntimeError, pool.multicast_view, drv.CPU(), match="not one of the pool's devices")
+        raises(RuntimeError, SymmetricPool.allocate, [c], 16, match="at least 2 devices")
+        raises(RuntimeError, SymmetricPool.allocate, [c, c], 16, match="listed twice")
+        raises(RuntimeError, SymmetricPool.allocate, [c, drv.CPU()], 16, match="no multicast support")
+        raises(ValueError, SymmetricPool.allocate, [a, c], 0, match="positive")
+        raises(TypeError, SymmetricPool.allocate, [a, c], 1.5, match="byte_size")
+        raises(TypeError, SymmetricPool.allocate, "gpu", 16, match="sequence of Device")
+        raises(TypeError, SymmetricPool.is_supported, [a, 3], match="Device objects")
+        assert not SymmetricPool.is_supported([a]) and not SymmetricPool.is_supported([a, drv.CPU()])
+        # A set that is a subset or superset of another is a pool of its own.
+        assert SymmetricPool.lookup([a, b, c]) is None and SymmetricPool.lookup([a, c]) is None
+        assert SymmetricPool.allocate([a, b, c], 8).byte_size == 8
+        print("OK")
+        """, devices=3)
+    assert "OK" in p.stdout
+
+
+def test_cpu_only_is_unsupported_and_allocation_refused():
+    p = run_pool("""
+        cpu = drv.CPU()
+        assert gpus == [] and not SymmetricPool.is_supported([cpu, cpu])
+        raises(RuntimeError, SymmetricPool.allocate, [cpu], 16, match="at least 2 devices")
+        print("OK")
+        """, devices=None)
+    assert "OK" in p.stdout
+
+
+@needs_virtual
+def test_virtual_devices_keep_their_emulation_whatever_api_they_show():
+    # set_virtual_device_api changes the api the devices report, not the
+    # backend that emulates the pool.
+    setup = "import axl.driver\naxl.driver.set_virtual_device_api('cuda')\naxl.driver.set_virtual_device_count(2)\n"
+    p = run_pool("""
+        assert [g.api for g in gpus] == ["cuda"] * 2, [g.api for g in gpus]
+        assert SymmetricPool.is_supported(gpus)
+        print("OK")
+        """, devices=None, setup=setup)
+    assert "OK" in p.stdout
