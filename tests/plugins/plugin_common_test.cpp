@@ -9,15 +9,20 @@
 #include <catch2/catch.hpp>
 #endif
 
+#include <time.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "axl/common/event.hpp"
@@ -215,6 +220,149 @@ TEST_CASE("ThreadPool: concurrent callers and exceptions", "[common]") {
                                     }),
                   std::runtime_error);
   CHECK(done.load() == 100);  // the other ranges still ran
+  pool.shutdown();
+}
+
+namespace {
+
+// Busy work the optimiser keeps: about `ns` of one core.
+void burn(std::chrono::nanoseconds ns) {
+  const auto until = Clock::now() + ns;
+  while (Clock::now() < until) {
+  }
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+}  // namespace
+
+TEST_CASE("ThreadPool: back-to-back small launches find the helpers polling, not parked", "[common]") {
+  ThreadPool pool;
+  REQUIRE(pool.set_participants(2));
+  pool.set_spin(2s);  // far longer than any gap below, even on a loaded machine
+  const auto caller = std::this_thread::get_id();
+  std::atomic<uint64_t> on_helper{0};
+  constexpr uint64_t kBlocks = 16;
+  for (int launch = 0; launch < 2000; ++launch) {
+    std::array<std::atomic<int>, kBlocks> hits{};
+    pool.parallel_for(kBlocks, [&](uint64_t b, uint64_t e) {
+      if (std::this_thread::get_id() != caller) on_helper += e - b;
+      for (uint64_t i = b; i < e; ++i) {
+        burn(1us);
+        hits[i]++;
+      }
+    });
+    for (const auto& h : hits) REQUIRE(h.load() == 1);
+  }
+  // The helper took part, and never had to be woken: it polled from one
+  // launch to the next (it starts polling, so it may not have parked once).
+  CHECK(on_helper.load() > 0);
+  CHECK(pool.parks() == 0);
+  pool.shutdown();
+}
+
+TEST_CASE("ThreadPool: idle helpers park after their spin and then cost no CPU", "[common]") {
+  ThreadPool pool;
+  REQUIRE(pool.set_participants(3));
+  pool.set_spin(1ms);
+  pool.parallel_for(100, [](uint64_t, uint64_t) { burn(10us); });
+  const auto t0 = Clock::now();
+  while (pool.parks() < 2 && Clock::now() - t0 < 10s) std::this_thread::sleep_for(1ms);
+  REQUIRE(pool.parks() >= 2);  // both helpers parked
+  const double cpu0 = process_cpu_seconds();
+  std::this_thread::sleep_for(200ms);
+  // Parked helpers burn nothing (a poller would show ~0.4 s here).
+  CHECK(process_cpu_seconds() - cpu0 < 0.05);
+  // A launch wakes them; every index is still covered once.
+  std::vector<std::atomic<int>> hits(1000);
+  pool.parallel_for(hits.size(), [&](uint64_t b, uint64_t e) {
+    for (uint64_t i = b; i < e; ++i) hits[i]++;
+  });
+  for (const auto& h : hits) REQUIRE(h.load() == 1);
+  pool.shutdown();
+}
+
+TEST_CASE("ThreadPool: a launch of one block runs on the caller, once", "[common]") {
+  ThreadPool pool;
+  REQUIRE(pool.set_participants(4));
+  const auto caller = std::this_thread::get_id();
+  int calls = 0;
+  pool.parallel_for(1, [&](uint64_t b, uint64_t e) {
+    CHECK(b == 0);
+    CHECK(e == 1);
+    CHECK(std::this_thread::get_id() == caller);
+    ++calls;
+  });
+  CHECK(calls == 1);
+  pool.shutdown();
+}
+
+TEST_CASE("ThreadPool: a grid of more than 2^32 blocks is split into few disjoint ranges", "[common]") {
+  ThreadPool pool;
+  REQUIRE(pool.set_participants(3));
+  const uint64_t n = (1ull << 32) + 12345;
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  pool.parallel_for(n, [&](uint64_t b, uint64_t e) {
+    std::lock_guard<std::mutex> lk(mu);
+    ranges.emplace_back(b, e);
+  });
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t at = 0;
+  for (const auto& [b, e] : ranges) {
+    REQUIRE(b == at);
+    REQUIRE(e > b);
+    at = e;
+  }
+  CHECK(at == n);
+  // Guided claims: about 2 x 3 x ln(16) large ones, then at most 96 of the
+  // smallest size (n / 96), whatever n is.
+  CHECK(ranges.size() <= 130);
+  pool.shutdown();
+}
+
+TEST_CASE("ThreadPool: launches from two queues share the pool", "[common]") {
+  ThreadPool pool;
+  REQUIRE(pool.set_participants(3));
+  constexpr int kLaunches = 200;
+  constexpr uint64_t kBlocks = 777;
+  std::array<std::vector<std::atomic<int>>, 2> data{std::vector<std::atomic<int>>(kBlocks),
+                                                    std::vector<std::atomic<int>>(kBlocks)};
+  std::array<WorkQueue, 2> queues;
+  for (int l = 0; l < kLaunches; ++l) {
+    for (int q = 0; q < 2; ++q) {
+      REQUIRE(queues[q].enqueue({}, [&pool, &d = data[q]] {
+        pool.parallel_for(kBlocks, [&](uint64_t b, uint64_t e) {
+          for (uint64_t i = b; i < e; ++i) d[i]++;
+        });
+      }) == AXL_SUCCESS);
+    }
+  }
+  for (auto& q : queues) REQUIRE(q.synchronize().status == AXL_SUCCESS);
+  for (const auto& d : data)
+    for (const auto& v : d) REQUIRE(v.load() == kLaunches);
+  pool.shutdown();
+}
+
+TEST_CASE("ThreadPool: shutdown does not wait for polling helpers' spin to run out", "[common]") {
+  ThreadPool pool;
+  REQUIRE(pool.set_participants(3));
+  pool.set_spin(60s);
+  std::atomic<uint64_t> total{0};
+  pool.parallel_for(64, [&](uint64_t b, uint64_t e) { total += e - b; });
+  CHECK(total.load() == 64);
+  const auto t0 = Clock::now();
+  pool.shutdown();  // the helpers are polling now
+  CHECK(Clock::now() - t0 < 10s);
+  CHECK_FALSE(pool.started());
+  CHECK(pool.parks() == 0);  // they stopped polling; they never parked
+  // And the pool starts again.
+  pool.parallel_for(64, [&](uint64_t b, uint64_t e) { total += e - b; });
+  CHECK(total.load() == 128);
   pool.shutdown();
 }
 

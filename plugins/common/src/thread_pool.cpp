@@ -7,6 +7,38 @@
 
 namespace axl::common {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Tells the core this is a polling loop: it saves power and lets a sibling
+// hyperthread run.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls `ready` until it returns true (then true) or `spin_ns` passed (then
+// false). The clock is read every 64 polls: a pause is 10-150 cycles, so
+// that is a few microseconds between reads and costs nothing measurable.
+template <class Ready>
+bool poll_for(int64_t spin_ns, Ready&& ready) {
+  if (spin_ns <= 0) return ready();
+  const Clock::time_point deadline = Clock::now() + std::chrono::nanoseconds(spin_ns);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if (Clock::now() >= deadline) return ready();
+  }
+}
+
+}  // namespace
+
 unsigned available_cpus() noexcept {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -16,6 +48,13 @@ unsigned available_cpus() noexcept {
   }
   return std::max(1u, std::thread::hardware_concurrency());
 }
+
+// Guided ranges: a claim takes 1/(2 x workers) of what is left, so the first
+// claims are large (few counter updates, long contiguous streams) and the
+// last ones small; at least 1/(32 x workers) of the grid, so a grid costs
+// about 2 x workers x ln(16) + 32 claims at most, whatever its size.
+ThreadPool::Job::Job(RangeFn b, uint64_t count, uint64_t workers) noexcept
+    : body(b), n(count), split(2 * workers), min_range(std::max<uint64_t>(1, count / (32 * workers))) {}
 
 ThreadPool::ThreadPool(std::string thread_name) : thread_name_(std::move(thread_name)) {}
 
@@ -33,6 +72,15 @@ unsigned ThreadPool::participants() const {
   return participants_ != 0 ? participants_ : available_cpus();
 }
 
+void ThreadPool::set_spin(std::chrono::microseconds spin) noexcept {
+  spin_ns_.store(std::chrono::nanoseconds(spin).count(), std::memory_order_relaxed);
+}
+
+std::chrono::microseconds ThreadPool::spin() const noexcept {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::nanoseconds(spin_ns_.load(std::memory_order_relaxed)));
+}
+
 bool ThreadPool::started() const {
   std::lock_guard<std::mutex> lk(mu_);
   return started_;
@@ -41,7 +89,7 @@ bool ThreadPool::started() const {
 void ThreadPool::ensure_started_locked() {
   if (started_) return;
   if (participants_ == 0) participants_ = available_cpus();
-  stopping_ = false;
+  stopping_.store(false, std::memory_order_relaxed);
   threads_.reserve(participants_ - 1);
   try {
     for (unsigned i = 1; i < participants_; ++i) threads_.emplace_back([this] { helper_main(); });
@@ -57,91 +105,153 @@ void ThreadPool::shutdown() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (!started_) return;
-    stopping_ = true;
+    // Under mu_, so a helper about to park sees it in its wait predicate.
+    stopping_.store(true, std::memory_order_relaxed);
     threads.swap(threads_);
   }
   work_cv_.notify_all();
   for (auto& t : threads) t.join();
   std::lock_guard<std::mutex> lk(mu_);
   started_ = false;
-  stopping_ = false;
+  stopping_.store(false, std::memory_order_relaxed);
+}
+
+uint64_t ThreadPool::parks() const noexcept { return parks_.load(std::memory_order_relaxed); }
+
+ThreadPool::Job* ThreadPool::join_locked() {
+  while (!jobs_.empty()) {
+    Job* job = jobs_.front();
+    if (job->next.load(std::memory_order_relaxed) < job->n) {
+      job->helpers.fetch_add(1, std::memory_order_relaxed);
+      return job;
+    }
+    // Every range is claimed: nothing for a newcomer. Its caller waits only
+    // for the helpers already inside.
+    jobs_.pop_front();
+    listed_.store(static_cast<uint32_t>(jobs_.size()), std::memory_order_relaxed);
+  }
+  return nullptr;
+}
+
+void ThreadPool::unlist_locked(Job* job) {
+  auto it = std::find(jobs_.begin(), jobs_.end(), job);
+  if (it == jobs_.end()) return;
+  jobs_.erase(it);
+  listed_.store(static_cast<uint32_t>(jobs_.size()), std::memory_order_relaxed);
+}
+
+void ThreadPool::wake_one_if_needed(const Job& job) {
+  if (job.next.load(std::memory_order_relaxed) >= job.n) return;
+  if (polling_.load(std::memory_order_relaxed) != 0) return;  // it will find the job
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    wake = parked_ != 0;
+  }
+  if (wake) work_cv_.notify_one();
+}
+
+ThreadPool::Job* ThreadPool::next_job() {
+  polling_.fetch_add(1, std::memory_order_relaxed);
+  Job* job = nullptr;
+  poll_for(spin_ns_.load(std::memory_order_relaxed), [&] {
+    if (stopping_.load(std::memory_order_relaxed)) return true;
+    // acquire: pairs with the caller's release of listed_, so the job's
+    // fields are visible before it is joined (the lock below orders it too).
+    if (listed_.load(std::memory_order_acquire) == 0) return false;
+    std::lock_guard<std::mutex> lk(mu_);
+    job = join_locked();
+    return job != nullptr;
+  });
+  polling_.fetch_sub(1, std::memory_order_relaxed);
+  if (job != nullptr || stopping_.load(std::memory_order_relaxed)) return job;
+  std::unique_lock<std::mutex> lk(mu_);
+  parks_.fetch_add(1, std::memory_order_relaxed);
+  ++parked_;
+  work_cv_.wait(lk, [&] {
+    if (stopping_.load(std::memory_order_relaxed)) return true;
+    job = join_locked();
+    return job != nullptr;
+  });
+  --parked_;
+  return job;  // NULL only when stopping
 }
 
 void ThreadPool::work_on(Job& job) {
+  uint64_t begin = job.next.load(std::memory_order_relaxed);
   for (;;) {
-    const uint64_t begin = job.next.fetch_add(job.grain, std::memory_order_relaxed);
     if (begin >= job.n) return;
-    const uint64_t end = std::min(job.n, begin + job.grain);
+    const uint64_t left = job.n - begin;
+    const uint64_t end = begin + std::min(left, std::max(job.min_range, left / job.split));
+    if (!job.next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) continue;
     try {
       job.body(begin, end);
     } catch (...) {
       std::lock_guard<std::mutex> lk(mu_);
       if (!job.error) job.error = std::current_exception();
     }
-    // Release: the caller's acquire of `done` then sees the body's writes.
-    job.done.fetch_add(end - begin, std::memory_order_release);
+    begin = job.next.load(std::memory_order_relaxed);
   }
+}
+
+void ThreadPool::leave(Job* job) {
+  std::lock_guard<std::mutex> lk(mu_);
+  unlist_locked(job);
+  // Release: the caller's acquire of helpers == 0 then sees this helper's
+  // ranges written. Last use of *job: its caller may return right after.
+  const bool last = job->helpers.fetch_sub(1, std::memory_order_release) == 1;
+  if (last && parked_callers_ != 0) done_cv_.notify_all();
 }
 
 void ThreadPool::helper_main() {
   const std::string name = thread_name_.substr(0, 15);
   pthread_setname_np(pthread_self(), name.c_str());
-  std::unique_lock<std::mutex> lk(mu_);
-  for (;;) {
-    work_cv_.wait(lk, [&] { return stopping_ || !jobs_.empty(); });
-    if (stopping_) return;
-    Job* job = jobs_.front();
-    ++job->helpers;
-    lk.unlock();
+  while (Job* job = next_job()) {
+    // The caller woke at most one helper; this one passes the wake on while
+    // work is left, so helpers are woken only as fast as they get a CPU.
+    wake_one_if_needed(*job);
     work_on(*job);
-    lk.lock();
-    // Every range is claimed now; take the job off the list so nobody else
-    // picks it up (its caller may already have removed it).
-    auto it = std::find(jobs_.begin(), jobs_.end(), job);
-    if (it != jobs_.end()) jobs_.erase(it);
-    --job->helpers;
-    if (job->helpers == 0) done_cv_.notify_all();
+    leave(job);
   }
 }
 
 void ThreadPool::parallel_for(uint64_t n, RangeFn body) {
   if (n == 0) return;
-  Job job(body, n);
-  uint64_t helpers = 0;
-  {
-    std::unique_lock<std::mutex> lk(mu_);
-    ensure_started_locked();
-    helpers = threads_.size();
-    const uint64_t workers = helpers + 1;
-    if (n == 1 || workers == 1) {
-      lk.unlock();
-      body(0, n);
-      return;
-    }
-    // About four ranges per participant: small enough to balance uneven
-    // blocks, large enough that claiming a range costs nothing measurable.
-    job.grain = std::max<uint64_t>(1, n / (workers * 4));
-    jobs_.push_back(&job);
+  std::unique_lock<std::mutex> lk(mu_);
+  ensure_started_locked();
+  const uint64_t workers = threads_.size() + 1;
+  if (n == 1 || workers == 1) {
+    lk.unlock();
+    body(0, n);
+    return;
   }
-  const uint64_t ranges = (n + job.grain - 1) / job.grain;
-  // Wake only as many helpers as there are ranges beyond the caller's own.
-  const uint64_t wake = std::min<uint64_t>(ranges - 1, helpers);
-  if (wake >= helpers) {
-    work_cv_.notify_all();
-  } else {
-    for (uint64_t i = 0; i < wake; ++i) work_cv_.notify_one();
-  }
+  Job job(body, n, workers);
+  jobs_.push_back(&job);
+  // Release: a polling helper that sees the count sees the job.
+  listed_.store(static_cast<uint32_t>(jobs_.size()), std::memory_order_release);
+  // A polling helper finds the job by itself; a parked one is woken, and
+  // the caller goes on at once rather than wait for it to be scheduled.
+  const bool wake = parked_ != 0 && polling_.load(std::memory_order_relaxed) == 0;
+  lk.unlock();
+  if (wake) work_cv_.notify_one();
 
   work_on(job);
 
-  std::unique_lock<std::mutex> lk(mu_);
-  auto it = std::find(jobs_.begin(), jobs_.end(), &job);
-  if (it != jobs_.end()) jobs_.erase(it);
-  // Helpers that joined the job may still be running a range; the job lives
-  // on this stack frame, so wait until they have all left it.
-  done_cv_.wait(lk, [&] {
-    return job.helpers == 0 && job.done.load(std::memory_order_acquire) == job.n;
-  });
+  lk.lock();
+  unlist_locked(&job);
+  lk.unlock();
+  // Every range is claimed and no helper can join any more; those inside
+  // hold at most their last range. The job lives on this stack frame, so
+  // wait until they have all left it: poll first (they are running), then
+  // park.
+  auto all_left = [&] { return job.helpers.load(std::memory_order_acquire) == 0; };
+  if (!poll_for(spin_ns_.load(std::memory_order_relaxed), all_left)) {
+    lk.lock();
+    ++parked_callers_;
+    done_cv_.wait(lk, all_left);
+    --parked_callers_;
+    lk.unlock();
+  }
   if (job.error) std::rethrow_exception(job.error);
 }
 
