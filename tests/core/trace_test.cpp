@@ -147,6 +147,32 @@ TEST_CASE("semantic hashes: equal for equal work, different for different sizes"
   }
 }
 
+TEST_CASE("a long trace over two queues keeps order, streams, names and hashes", "[trace]") {
+  // Thousands of entries: several of the core's storage chunks.
+  Fixture f;
+  constexpr uint32_t kPairs = 2500;
+  axl::begin_launch_trace(true);
+  for (uint32_t i = 0; i < kPairs; ++i) {
+    f.q1.fill(f.a, i % 3, 1, 0, 8);
+    f.q2.launch(f.inc, {1, 1, 1}, {1, 1, 1}, {axl::Arg::buffer(f.b), axl::Arg::scalar(i % 2)});
+  }
+  f.q1.synchronize();
+  f.q2.synchronize();
+  auto t = axl::take_launch_trace();
+  REQUIRE(t.size() == 2 * kPairs);
+  for (size_t i = 0; i < t.size(); ++i) {
+    INFO("entry " << i);
+    CHECK(t[i].raw.sequence == i);
+    CHECK(t[i].raw.stream_index == i % 2);
+    CHECK(t[i].raw.kind == (i % 2 ? AXL_TRACE_KERNEL_LAUNCH : AXL_TRACE_MEMSET));
+    if (i % 2) CHECK(t[i].name == "axl_test_increment_u32");
+    if (i >= 12) CHECK(t[i].raw.semantic_hash == t[i - 12].raw.semantic_hash);  // same work
+  }
+  // A fill's value and a launch's scalar argument are part of the hash.
+  CHECK(t[0].raw.semantic_hash != t[2].raw.semantic_hash);
+  CHECK(t[1].raw.semantic_hash != t[3].raw.semantic_hash);
+}
+
 TEST_CASE("begin discards the previous trace; stream indices restart", "[trace]") {
   Fixture f;
   axl::begin_launch_trace(true);

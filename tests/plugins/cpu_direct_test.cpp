@@ -28,6 +28,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <random>
@@ -372,9 +373,26 @@ TEST_CASE("memory_alloc aligns, and refuses what cannot fit without crashing", "
     CHECK(small.a % 256 == 0);
     DevBuf odd(1001);
     CHECK(odd.a % 256 == 0);
+    // From 1 MiB on, 256 bytes past a page start (memory.cpp: 4 KiB aliasing).
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     DevBuf big(3u << 20);
-    CHECK(big.a % 4096 == 0);
+    CHECK(big.a % page == 256);
     std::memset(big.host<char>(), 0x11, big.bytes);  // really usable
+    DevBuf at_threshold(1u << 20);
+    CHECK(at_threshold.a % page == 256);
+    DevBuf below((1u << 20) - 1);
+    CHECK(below.a % 256 == 0);
+    std::memset(below.host<char>(), 0x22, below.bytes);
+  }
+  {
+    // Large and small blocks freed out of order each go back whole (ASan
+    // checks that every free gets its block's own start).
+    std::vector<std::unique_ptr<DevBuf>> bufs;
+    for (int i = 0; i < 24; ++i) bufs.push_back(std::make_unique<DevBuf>(i % 3 ? 4096u : (2u << 20)));
+    for (size_t i = 0; i < bufs.size(); i += 2) bufs[i].reset();
+    for (auto& b : bufs) {
+      if (b) std::memset(b->host<char>(), 0x33, b->bytes);
+    }
   }
   axl_devaddr a = 0;
   CHECK(T().memory_alloc(dev(), 1ull << 62, &a) == AXL_ERROR_OUT_OF_DEVICE_MEMORY);

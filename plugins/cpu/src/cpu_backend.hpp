@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "axl/common/event.hpp"
 #include "axl/common/flag.hpp"
@@ -76,6 +77,20 @@ struct Module : common::RefCounted<Module> {
   ~Module();
 };
 
+// The addresses memory_alloc handed out a few bytes into their block (large
+// allocations, memory.cpp), so that memory_free can find the block's start.
+// Few and long-lived; while there are none a free takes no lock.
+class LargeBlocks {
+ public:
+  void add(axl_devaddr address);              // may throw std::bad_alloc
+  bool remove(axl_devaddr address) noexcept;  // false: not one of them
+
+ private:
+  std::mutex mu_;
+  std::unordered_set<axl_devaddr> live_;
+  std::atomic<size_t> count_{0};
+};
+
 // Everything global to the backend. Lives in storage that is never destroyed:
 // the pool's threads are joined in backend_shutdown, never by a static
 // destructor at exit (plugin.h), and the core may call the host services
@@ -88,6 +103,7 @@ struct Backend {
 
   common::LiveQueues<Queue> queues;  // stopped at shutdown
 
+  LargeBlocks large_blocks;    // memory_alloc's large blocks
   common::PinnedPages pinned;  // pinned_alloc's blocks, locked where mlock allows
   std::atomic<bool> mlock_fallback_logged{false};
 };
