@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from bench_stats import ratios, spread
+from bench_stats import ratios, spread, verdict
 
 from axl.driver import CPU, Buffer
 from axl.dtype import DType
@@ -82,10 +82,6 @@ def timer(fn, then=None):
             then()
         return time.perf_counter() - t0
     return run
-
-
-def verdict(ok: bool) -> str:
-    return "MET" if ok else "NOT MET"
 
 
 def fmt(seconds: float) -> str:
