@@ -19,7 +19,10 @@ from ._device import CPU, Device
 
 # typing, concurrent.futures and traceback are imported only where used:
 # together they are about a third of `import axl.driver`'s cost
-# (benchmarks/python_overhead.py prints the startup ratio).
+# (benchmarks/python_overhead.py prints the startup ratio). threading stays
+# here: the pool may be made first on a thread that is not the main one (a
+# host function's), and threading imported there would take that thread for
+# the main thread.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import concurrent.futures
