@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -38,6 +39,7 @@ os.environ.pop("NVTX_INJECTION64_PATH", None)  # "no tool attached", for both li
 
 from axl.profiler import Trace, set_gpu_profiling_state, traced  # noqa: E402
 from axl.profiler.timeline import set_output  # noqa: E402
+from bench_stats import ratios, spread, verdict  # noqa: E402
 
 OFF_RATIO_TARGET = 1.3
 
@@ -89,13 +91,18 @@ def loop_with(ctx_factory, iters: int) -> float:
     return (time.perf_counter_ns() - t0) / iters
 
 
-def best(series: dict[str, callable], repeat: int) -> dict[str, float]:
-    """Best of `repeat` rounds; each round runs every series once, in turn."""
+def rounds(series: dict[str, callable], repeat: int) -> dict[str, list[float]]:
+    """`repeat` rounds; each round runs every series once, in turn."""
     results: dict[str, list[float]] = {k: [] for k in series}
     for _ in range(repeat):
         for k, run in series.items():
             results[k].append(run())
-    return {k: min(v) for k, v in results.items()}
+    return results
+
+
+def best(series: dict[str, callable], repeat: int) -> dict[str, float]:
+    """Best of `repeat` rounds (least noise)."""
+    return {k: min(v) for k, v in rounds(series, repeat).items()}
 
 
 def main() -> int:
@@ -107,8 +114,9 @@ def main() -> int:
     print(f"axl.profiler overhead: Python {platform.python_version()}, {n} calls x best of {r}")
 
     set_gpu_profiling_state("off")
-    off = best({"bare": lambda: loop_call(f, n), "traced_off": lambda: loop_call(traced_f, n),
-                "closure_off": lambda: loop_call(closure_f, n)}, r)
+    off_rounds = rounds({"bare": lambda: loop_call(f, n), "traced_off": lambda: loop_call(traced_f, n),
+                         "closure_off": lambda: loop_call(closure_f, n)}, max(r, 15))
+    off = {k: min(v) for k, v in off_rounds.items()}
     wn = max(n // 20, 1000)
     heavy = best({"work": lambda: loop_call(work, wn), "traced_work": lambda: loop_call(traced_work, wn)}, r)
 
@@ -144,9 +152,10 @@ def main() -> int:
     for name, ns in rows:
         print(f"INFO {name:<32} {ns:9.1f} ns/call")
 
-    ratio = off["traced_off"] / off["bare"]
-    print(f"RATIO traced_off/bare = {ratio:.2f} (target <= {OFF_RATIO_TARGET}): "
-          f"{'MET' if ratio <= OFF_RATIO_TARGET else 'NOT MET'}; off overhead "
+    off_ratios = ratios(off_rounds["traced_off"], off_rounds["bare"])
+    ratio = statistics.median(off_ratios)
+    print(f"RATIO traced_off/bare {spread(off_ratios)} (target <= {OFF_RATIO_TARGET}): "
+          f"{verdict(ratio <= OFF_RATIO_TARGET)}; off overhead (best of each) "
           f"{off['traced_off'] - off['bare']:.1f} ns/call")
     print(f"INFO python_closure_off/bare = {off['closure_off'] / off['bare']:.2f}; "
           f"1us_body traced_off/bare = {heavy['traced_work'] / heavy['work']:.3f}")

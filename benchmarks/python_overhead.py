@@ -15,15 +15,25 @@ Loops that enqueue end with one synchronize, on both sides, so queued work
 is paid for. Each figure is the best of several repetitions (least noise),
 Python and C++ runs interleaved.
 
-Usage: python benchmarks/python_overhead.py [--iters N] [--repeat R]
-Exit status 0; the targets (launch <= 2 us, within 3x of C++) are reported,
-not enforced, because shared CI machines are noisy.
+Startup: `import axl.driver; axl.driver.scan_available_devices()` in a fresh
+interpreter against a bare one (`python -c pass`, site included), wall time
+of the whole process from spawn to exit, the two alternated for --rounds
+rounds; the ratio and the import + scan time are printed as medians with
+their min-max (targets: import + scan <= 25 ms; the ratio has none).
+
+Usage: python benchmarks/python_overhead.py [--iters N] [--repeat R] [--rounds S]
+Exit status 0; the targets (launch <= 2 us, within 3x of C++; startup) are
+reported, not enforced, because shared CI machines are noisy.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import os
 import platform
+import statistics
+import subprocess
 import sys
 import time
 
@@ -33,9 +43,36 @@ import axl
 from axl import _core
 from axl.driver import CPU, Accelerator, Buffer, DeviceEvent, accelerator_count
 from axl.dtype import DType
+from bench_stats import ratios, spread, verdict
 
 LAUNCH_TARGET_NS = 2000.0
 RATIO_TARGET = 3.0
+STARTUP_CODE = "import axl.driver; axl.driver.scan_available_devices()"
+STARTUP_TARGET_MS = 25.0
+
+
+def spawn_seconds(code: str) -> float:
+    """Wall time of a fresh interpreter running `code`, spawn to exit."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.perf_counter() - t0
+
+
+def startup(rounds: int) -> None:
+    # Bytecode compiled first (a source checkout may have none yet), then one
+    # untimed round so both sides start with warm file caches.
+    compileall.compile_dir(os.path.dirname(axl.__file__), quiet=1)
+    spawn_seconds("pass"), spawn_seconds(STARTUP_CODE)
+    bare, full = [], []
+    for _ in range(rounds):
+        bare.append(spawn_seconds("pass"))
+        full.append(spawn_seconds(STARTUP_CODE))
+    ms = [t * 1e3 for t in full]
+    print(f"startup: bare interpreter {spread([t * 1e3 for t in bare], '.1f')} ms")
+    print(f"startup: {STARTUP_CODE!r} {spread(ms, '.1f')} ms")
+    ok = statistics.median(ms) <= STARTUP_TARGET_MS
+    print(f"RATIO startup import_axl_driver+scan/bare_interpreter {spread(ratios(full, bare))}; "
+          f"import+scan median {statistics.median(ms):.1f} ms (target <= {STARTUP_TARGET_MS:.0f} ms: {verdict(ok)})")
 
 
 def best_pair(py_fn, cpp_fn, repeat: int) -> tuple[float, float]:
@@ -82,8 +119,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=200_000, help="calls per timed loop")
     ap.add_argument("--repeat", type=int, default=7, help="timed loops per figure (best is kept)")
+    ap.add_argument("--rounds", type=int, default=40, help="fresh interpreters per side for startup")
     args = ap.parse_args()
     iters, repeat = args.iters, args.repeat
+    startup(max(1, args.rounds))
 
     cpu = CPU()
     q = cpu.default_queue

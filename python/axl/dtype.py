@@ -26,9 +26,15 @@ tests check them against ml_dtypes bit for bit).
 from __future__ import annotations
 
 import builtins
+import collections
 import enum
 import math
-from typing import Any, NamedTuple
+
+# Annotations only: typing is not imported at run time, which keeps
+# `import axl.driver` cheap (benchmarks/python_overhead.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class DType(enum.Enum):
@@ -337,15 +343,11 @@ setattr(DType, "finfo", finfo)
 # --------------------------------------------------- storage bits <-> float --
 
 
-class _Format(NamedTuple):
-    ebits: int
-    mbits: int
-    bias: int
-    # Special values: "ieee" (all-ones exponent: inf / NaN), "fn" (no inf;
-    # all-ones exponent and mantissa is NaN), "fnuz" (no inf, no -0; 0x80 is
-    # the only NaN), "none" (float4/float6: every pattern a finite number),
-    # "e8m0" (exponent only, unsigned; 0xFF is NaN).
-    kind: str
+# ebits, mbits, bias: ints. kind, the special values: "ieee" (all-ones
+# exponent: inf / NaN), "fn" (no inf; all-ones exponent and mantissa is NaN),
+# "fnuz" (no inf, no -0; 0x80 is the only NaN), "none" (float4/float6: every
+# pattern a finite number), "e8m0" (exponent only, unsigned; 0xFF is NaN).
+_Format = collections.namedtuple("_Format", ["ebits", "mbits", "bias", "kind"])
 
 
 _FORMATS = {

@@ -34,6 +34,74 @@ def test_device_spec_frozen_hashable():
     assert DeviceSpec.accelerator() == DeviceSpec(0, "gpu")
 
 
+def _decorated_twin():
+    """DeviceSpec as MAX writes it, a real @dataclass(frozen=True): axl's
+    hand-written class must behave the same."""
+
+    @dataclasses.dataclass(frozen=True)
+    class DeviceSpec:
+        id: int
+        device_type: str = "cpu"
+
+        def __post_init__(self) -> None:
+            if self.device_type == "gpu" and self.id < 0:
+                raise ValueError(f"id provided {self.id} for accelerator must always be greater than 0")
+
+    DeviceSpec.__qualname__ = "DeviceSpec"  # repr prints it
+    return DeviceSpec
+
+
+def test_device_spec_behaves_as_frozen_dataclass():
+    import copy
+    import pickle
+
+    twin = _decorated_twin()
+    for args in [(0,), (3, "gpu"), (-1, "cpu"), (2, "tpu")]:
+        a, t = DeviceSpec(*args), twin(*args)
+        assert repr(a) == repr(t)
+        assert hash(a) == hash(t)
+        assert (a == DeviceSpec(*args)) is True and (a != DeviceSpec(args[0] + 1)) is True
+        assert a.__eq__((a.id, a.device_type)) is NotImplemented  # not equal to a tuple, as a dataclass
+        assert dataclasses.astuple(a) == dataclasses.astuple(t) and dataclasses.asdict(a) == dataclasses.asdict(t)
+        assert dataclasses.replace(a, id=7) == DeviceSpec(7, a.device_type)
+        assert pickle.loads(pickle.dumps(a)) == a and copy.deepcopy(a) == a
+        for attr in ("id", "device_type", "other"):
+            with pytest.raises(dataclasses.FrozenInstanceError) as ours:
+                setattr(a, attr, 1)
+            with pytest.raises(dataclasses.FrozenInstanceError) as theirs:
+                setattr(t, attr, 1)
+            assert str(ours.value) == str(theirs.value)
+            with pytest.raises(dataclasses.FrozenInstanceError) as ours:
+                delattr(a, attr)
+            with pytest.raises(dataclasses.FrozenInstanceError) as theirs:
+                delattr(t, attr)
+            assert str(ours.value) == str(theirs.value)
+        match a:
+            case DeviceSpec(i, kind):
+                assert (i, kind) == (a.id, a.device_type)
+    assert dataclasses.is_dataclass(DeviceSpec) and dataclasses.is_dataclass(DeviceSpec.cpu())
+    ours_f, theirs_f = dataclasses.fields(DeviceSpec), dataclasses.fields(twin)
+    assert [(f.name, f.default, f.init, f.repr, f.compare) for f in ours_f] == \
+        [(f.name, f.default, f.init, f.repr, f.compare) for f in theirs_f]
+    assert DeviceSpec.__dataclass_params__.frozen and DeviceSpec.__dataclass_params__.eq
+    assert DeviceSpec.__match_args__ == twin.__match_args__
+
+
+def test_import_and_scan_load_no_heavy_stdlib():
+    # What keeps `import axl.driver` + scan cheap (benchmarks/python_overhead.py
+    # times it): none of these is imported until a feature needs it.
+    p = run_py("""
+        import sys
+        import axl.driver
+        axl.driver.scan_available_devices()
+        heavy = {"dataclasses", "inspect", "typing", "concurrent.futures", "logging", "re", "numpy"}
+        print(sorted(heavy & set(sys.modules)))
+        axl.driver.DLPackArray  # built on first use
+        print("typing" in sys.modules)
+    """)
+    assert p.stdout.split("\n")[:2] == ["[]", "True"], p.stdout
+
+
 def test_device_spec_validation_message():
     with pytest.raises(ValueError, match=r"^id provided -1 for accelerator must always be greater than 0$"):
         DeviceSpec(-1, "gpu")

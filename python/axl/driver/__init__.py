@@ -63,7 +63,6 @@ from .._errors import (
 )
 from . import buffer as _buffer  # noqa: F401  (adds Buffer's Python methods)
 from .buffer import (
-    DLPackArray,
     DevicePinnedBuffer,
     HostHazardCompletion,
     Usage,
@@ -97,6 +96,16 @@ __version__ = _core.__version__
 # can take them. Registered at import, it runs after atexit handlers the
 # program registers later, which may still use axl.
 atexit.register(_core._exit_begin)
+
+
+def __getattr__(name: str) -> object:
+    # DLPackArray, a typing.Protocol, is made on first use: importing typing
+    # is a tenth of `import axl.driver` (benchmarks/python_overhead.py).
+    if name == "DLPackArray":
+        cls = globals()["DLPackArray"] = _buffer.DLPackArray
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Classes defined in the extension present themselves as axl.driver's.
 for _cls in (Buffer, CompletionFlag, DeviceEvent, DeviceQueue, Kernel, Module, Program):

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union, cast
 
 from .. import _core
 from .._errors import Status, UnsupportedError
 
+# Annotations only (they are strings here): typing is not imported at run
+# time, which keeps `import axl.driver` cheap (benchmarks/python_overhead.py).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Union
+
     from .._core import DeviceQueue, Kernel, Module
 
 
@@ -204,7 +208,7 @@ class CPU(Device):
     # No __init__: object.__init__ accepts the id when __new__ is overridden,
     # and one Python frame less keeps CPU() cheap.
     def __new__(cls, id: int = -1) -> CPU:
-        return cast(CPU, _core._device_object("cpu", 0))
+        return _core._device_object("cpu", 0)  # type: ignore[return-value]
 
 
 class Accelerator(Device):
@@ -232,7 +236,7 @@ class Accelerator(Device):
                 f"Accelerator(id={index}) was requested but no accelerator has that id "
                 f"({_core.accelerator_count()} exist; -1 picks the first)"
             )
-        return cast(Accelerator, _core._device_object("gpu", index))
+        return _core._device_object("gpu", index)  # type: ignore[return-value]
 
 
 def _make_device(handle: _core.DeviceHandle) -> Device:

@@ -11,14 +11,22 @@ which Python would mangle inside a class body.
 
 from __future__ import annotations
 
-import concurrent.futures
 import sys
 import threading
-import traceback
-from typing import Any, Callable
 
 from .._core import CompletionFlag, DeviceQueue
 from ._device import CPU, Device
+
+# typing, concurrent.futures and traceback are imported only where used:
+# together they are about a third of `import axl.driver`'s cost
+# (benchmarks/python_overhead.py prints the startup ratio). threading stays
+# here: the pool may be made first on a thread that is not the main one (a
+# host function's), and threading imported there would take that thread for
+# the main thread.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import concurrent.futures
+    from typing import Any, Callable
 
 # The "CPU worker pool" of MAX's async variant: one per process (axl's CPU
 # device has no pool of its own), created on first use.
@@ -30,6 +38,8 @@ def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
+            import concurrent.futures
+
             _pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="axl-host-func")
         return _pool
 
@@ -78,6 +88,8 @@ def _enqueue_async(where: str, queue: DeviceQueue, fn: Any, flag: Any, value: An
         try:
             fn()
         except BaseException:  # printed, as the synchronous variant does
+            import traceback
+
             print(f"axl: exception in a host function ({where}):", file=sys.stderr)
             traceback.print_exc()
         finally:

@@ -13,11 +13,14 @@ float8 files load with their real dtype (MAX: ``uint8``).
 from __future__ import annotations
 
 import os
-from typing import Any, Union
 
 from .. import _core
 from .._core import Buffer
 from ..dtype import DType
+
+TYPE_CHECKING = False  # annotations only: typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, Union
 
 # The first read; a header is 38 bytes plus the key and 4 per dimension, so
 # this holds any header MAX writes for ordinary tensor names.

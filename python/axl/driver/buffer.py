@@ -15,12 +15,18 @@ import itertools
 import math
 import os
 import sys
-from typing import Any, Protocol, Sequence, Union, runtime_checkable
 
 from .. import _core
 from .._core import Buffer, DeviceQueue, HostHazardCompletion
 from ..dtype import DType, _decode, _encode, _raw_numpy
 from ._device import CPU, Device
+
+# Annotations only: typing is not imported at run time, which keeps
+# `import axl.driver` cheap (benchmarks/python_overhead.py); DLPackArray, a
+# typing.Protocol, is made on first use (module __getattr__ below).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Sequence, Union
 
 _READ, _WRITE = 1, 2
 
@@ -57,13 +63,27 @@ class Usage(enum.Flag):
     UNTRACKED = 2
 
 
-@runtime_checkable
-class DLPackArray(Protocol):
-    """Anything numpy, torch or axl can exchange through DLPack."""
+def _make_dlpack_array() -> type:
+    from typing import Any, Protocol, runtime_checkable
 
-    def __dlpack__(self, *, stream: Any = None) -> Any: ...
+    @runtime_checkable
+    class DLPackArray(Protocol):
+        """Anything numpy, torch or axl can exchange through DLPack."""
 
-    def __dlpack_device__(self) -> tuple[int, int]: ...
+        def __dlpack__(self, *, stream: Any = None) -> Any: ...
+
+        def __dlpack_device__(self) -> tuple[int, int]: ...
+
+    DLPackArray.__module__, DLPackArray.__qualname__ = __name__, "DLPackArray"
+    return DLPackArray
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: DLPackArray is built (and typing imported) on first access.
+    if name == "DLPackArray":
+        cls = globals()["DLPackArray"] = _make_dlpack_array()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _np() -> Any:

@@ -9,22 +9,52 @@ MAX's tests patch ``max.driver.driver.accelerator_count``.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal, Union
 
 from .. import _core
 from .._core import accelerator_count
 from ._device import CPU, Accelerator, Device
 
+TYPE_CHECKING = False  # annotations only: typing is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Literal, Union
 
-@dataclass(frozen=True)
+
+class _DataclassFields:
+    """``__dataclass_fields__`` / ``__dataclass_params__`` of a class written
+    out by hand as a frozen dataclass. On first read each is taken from a real
+    ``@dataclass(frozen=True)`` twin (same annotations and defaults) and
+    stored on the class in place of this descriptor, so ``dataclasses``'
+    functions (``is_dataclass``, ``fields``, ``replace``, ``asdict``) see what
+    the decorator would have made. Why not the decorator: ``dataclasses``
+    imports ``inspect`` (and with it ``ast``, ``dis``, ``tokenize``), about as
+    much as the rest of ``import axl.driver`` together
+    (benchmarks/python_overhead.py prints the startup ratio)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type) -> object:
+        import dataclasses
+
+        namespace = {k: owner.__dict__[k] for k in owner.__annotations__ if k in owner.__dict__}
+        namespace["__annotations__"] = dict(owner.__annotations__)
+        twin = dataclasses.dataclass(frozen=True)(type(owner.__name__, (), namespace))
+        for attr in ("__dataclass_fields__", "__dataclass_params__"):
+            setattr(owner, attr, getattr(twin, attr))
+        return getattr(owner, self.name)
+
+
 class DeviceSpec:
     """Names a device to load: ``DeviceSpec(id, device_type="cpu")``.
 
     Frozen, so specs compare by value and hash. Any ``device_type`` other
     than ``"cpu"`` is treated as an accelerator by :func:`load_device` (as in
     MAX, which does not validate it either).
+
+    MAX's ``@dataclass(frozen=True)``, written out (the methods are what the
+    decorator generates; tests/python/test_discovery.py compares them with a
+    decorated twin) so that importing axl does not import ``dataclasses``.
 
     Raises:
         ValueError: ``device_type == "gpu"`` with a negative id. The message is
@@ -34,9 +64,43 @@ class DeviceSpec:
     id: int
     device_type: Literal["cpu", "gpu"] = "cpu"
 
+    __dataclass_fields__ = _DataclassFields()
+    __dataclass_params__ = _DataclassFields()
+    __match_args__ = ("id", "device_type")
+
+    def __init__(self, id: int, device_type: Literal["cpu", "gpu"] = "cpu") -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "device_type", device_type)
+        self.__post_init__()
+
     def __post_init__(self) -> None:
         if self.device_type == "gpu" and self.id < 0:
             raise ValueError(f"id provided {self.id} for accelerator must always be greater than 0")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(id={self.id!r}, device_type={self.device_type!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.id, self.device_type) == (other.id, other.device_type)  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.device_type))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if type(self) is DeviceSpec or name in DeviceSpec.__match_args__:
+            import dataclasses
+
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if type(self) is DeviceSpec or name in DeviceSpec.__match_args__:
+            import dataclasses
+
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super().__delattr__(name)
 
     @staticmethod
     def cpu(id: int = -1) -> DeviceSpec:
