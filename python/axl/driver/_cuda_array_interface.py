@@ -10,7 +10,11 @@ addresses for CUDA device pointers.
 
 from __future__ import annotations
 
-from typing import Any
+# Annotations only: typing is not imported at run time (keeps `import
+# axl.driver` cheap; benchmarks/python_overhead.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from .. import _core
 from .._core import Buffer

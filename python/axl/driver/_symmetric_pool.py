@@ -22,7 +22,13 @@ the handle does not free it).
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+
+# Annotations only: typing is not imported at run time (keeps `import
+# axl.driver` cheap; benchmarks/python_overhead.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from .._core import Buffer
 from ..dtype import DType
