@@ -7,7 +7,8 @@
 # are compiled into libaxl (core/CMakeLists.txt), so there is nothing to
 # graft: the wheel auditwheel writes differs from pip's only in its tag.
 #
-#   scripts/wheel.sh [OUTDIR]      OUTDIR: where the wheels go (default dist)
+#   scripts/wheel.sh [OUTDIR]      OUTDIR: where the wheel goes (default
+#                                  build-wheel/dist, gitignored)
 # Environment:
 #   PYTHON           the interpreter the wheel is for (default python3)
 #   AXL_WHEEL_WORK   folder of the build venv (scikit-build-core, pybind11,
@@ -19,8 +20,8 @@
 set -euo pipefail
 
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-outdir="$(mkdir -p "${1:-$src/dist}" && cd "${1:-$src/dist}" && pwd)"
 work="${AXL_WHEEL_WORK:-$src/build-wheel}"
+outdir="$(mkdir -p "${1:-$work/dist}" && cd "${1:-$work/dist}" && pwd)"
 python="${PYTHON:-python3}"
 venv="$work/venv"
 
