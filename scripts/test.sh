@@ -46,6 +46,16 @@ fi
 echo "== python: pip install . into a fresh venv, pytest tests/python"
 bash python/run_tests.sh
 
+# The wheel installs anywhere (tests/wheel/wheel_test.sh): scripts/wheel.sh
+# builds it (pip wheel, auditwheel repair: the manylinux tag), every ELF file
+# in it needs only glibc/libstdc++ or the wheel's own, and a fresh venv
+# imports it and runs copies in a mount namespace where the system's spdlog
+# and fmt libraries are empty files. Its build folder is kept in build-wheel/.
+echo "== wheel: scripts/wheel.sh, then imported with the system's spdlog/fmt hidden (tests/wheel/wheel_test.sh)"
+wheel_t0=$SECONDS
+bash tests/wheel/wheel_test.sh
+echo "== wheel: took $((SECONDS - wheel_t0))s"
+
 # The GPU check on a bare machine (tests/gpu/bare_env_test.sh): in a private
 # mount and network namespace without spdlog/fmt/Catch2/benchmark, make or a
 # pip index, tests/gpu/run.sh must build and install from the carried

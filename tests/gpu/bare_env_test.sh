@@ -16,15 +16,16 @@
 #   A. the carried folder (copied, as the GPU machine gets it): deps,
 #      configure, build, python_install and python_smoke PASS, every GPU
 #      step SKIP with the backend's reason, exit 0, the summary first of at
-#      most 8 well-named files, libaxl.so of the installed package resolving
-#      libspdlog through the ld.so cache alone;
+#      most 8 well-named files, every ELF file of the installed package
+#      needing no carried library (spdlog and fmt are compiled into libaxl:
+#      tests/wheel/check_elf_deps.py);
 #   B. no carried folder: deps FAIL with the one-line fix, nothing built,
 #      the summary still there, exit non-zero, in seconds;
 #   C. a wrong Python (Debian's /usr/bin/python3: no pybind11 or
 #      scikit-build-core) and libnvrtc hidden: the probe names both with a
 #      fix, python_install FAILs with its fix, the summary is still there;
 #   D. the non-root fallback (AXL_GPU_LDCONFIG=0, the registration of A
-#      removed): the installed package imports through LD_LIBRARY_PATH alone.
+#      removed): the installed package imports with no ld.so registration.
 #   E. the hard limits: a 45 s budget with a cold build: the build step
 #      times out, the rest is not run, the summary says so, in time.
 # Also: the Python .deb extractor (no dpkg there) gives dpkg-deb's tree.
@@ -195,8 +196,8 @@ check "CMake used the carried spdlog (spdlog_DIR under the carried root)" \
   grep -q "^spdlog_DIR:.*=$carried/root/usr/lib/x86_64-linux-gnu/cmake/spdlog" "$work/gpu/CMakeCache.txt"
 check "the Ninja generator" grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja' "$work/gpu/CMakeCache.txt"
 check "ldconfig registered the carried libraries" grep -q "^ldconfig: registered" "$work/gpu/logs/deps.log"
-check "the installed libaxl.so finds libspdlog through the ld.so cache alone (no LD_LIBRARY_PATH)" \
-  bash -c 'env -u LD_LIBRARY_PATH ldd "$1"/axl/lib/libaxl.so | grep -q "libspdlog.so.1.10 => $2/root/"' _ "$work/gpu/py-site" "$carried"
+check "the installed package's ELF files need no carried library (no spdlog/fmt, \$ORIGIN RUNPATHs)" \
+  "$work/pyenv/bin/python" "$src/tests/wheel/check_elf_deps.py" --relocatable "$work/gpu/py-site/axl"
 
 # ---- B. nothing carried
 echo "-- B. run.sh --quick without the carried folder"
@@ -251,8 +252,8 @@ sed -n '/^STEP/,/^files:/p' "$outD/0-summary.txt" 2>/dev/null | grep -E '^(deps|
 check "exit 0 (rc $rcD, ${tD}s)" test "$rcD" -eq 0
 check "deps says LD_LIBRARY_PATH only" grep -q "^ldconfig: not root (or AXL_GPU_LDCONFIG=0): LD_LIBRARY_PATH only" "$work/gpu/logs/deps.log"
 check "python_smoke PASS" test "$(row "$outD" python_smoke)" == PASS
-check "... and only through LD_LIBRARY_PATH: the loader alone no longer finds the carried libspdlog" \
-  bash -c '! env -u LD_LIBRARY_PATH ldd "$1"/axl/lib/libaxl.so 2>&1 | grep -q "libspdlog.so.1.10 => $2/root/"' _ "$work/gpu/py-site" "$carried"
+check "... with no registration: the ld.so cache lists no carried library" \
+  bash -c '! ldconfig -p | grep -q "$1/root/"' _ "$carried"
 
 # ---- E. the hard limits: a cold build in a 45 s budget
 echo "-- E. run.sh --quick with AXL_GPU_BUDGET_S=45 and a cold build folder"

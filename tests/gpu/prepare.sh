@@ -24,7 +24,10 @@ deps="${AXL_GPU_DEPS:-$src/build-deps}"
 # libfmt-dev: libfmt9; libbenchmark-dev: libbenchmark1debian). catch2 is
 # Debian's Catch2 v2 (header-only + a static main), what tests/CMakeLists.txt
 # is written for. Runtime libraries are listed because the -dev packages hold
-# only the unversioned .so links.
+# only the unversioned .so links, and the CMake configs of spdlog and fmt
+# refuse to load when the files they name are missing. Nothing run.sh builds
+# loads libspdlog or libfmt at run time (they are compiled into libaxl, issue
+# 14); libbenchmark is loaded only by benchmarks run.sh does not build.
 DEBS=(libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 catch2 libbenchmark-dev libbenchmark1debian)
 # Python distributions the GPU machine's /opt/torch/.venv is known to hold
 # (the package list of /work/.library/device/KINDS.md, names normalised as
