@@ -10,11 +10,8 @@ kept to MAX's names, which MAX's test pins.
 
 from __future__ import annotations
 
-# Annotations only: typing is not imported at run time (keeps `import
-# axl.driver` cheap; benchmarks/python_overhead.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Sequence
+import traceback
+from typing import Sequence
 
 from .._core import Buffer, DeviceQueue, HostHazardCompletion
 from .._errors import HostHazardError
@@ -26,8 +23,6 @@ QueueKey = int
 def render_producer_error(exc: BaseException) -> str:
     """The full traceback of ``exc`` as text: what a poisoned completion
     carries, as text so that no frame keeps buffers alive."""
-    import traceback  # only when a producer failed: it pulls in re, linecache
-
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
 
 
