@@ -116,18 +116,20 @@ TEST_CASE("WorkQueue wait: stop() while a waiter waits drains and wakes it", "[c
     REQUIRE(gate.close(q) == AXL_SUCCESS);
     REQUIRE(q.enqueue({}, [&] { ran = true; }) == AXL_SUCCESS);
     gate.wait_entered();
-    std::atomic<bool> returned{false};
+    // Catch's assertions are not thread-safe: the threads report, main checks.
+    std::atomic<bool> synced{false}, saw_ran{false}, stopped{false};
     std::thread waiter([&] {
-      CHECK(q.synchronize().status == AXL_SUCCESS);
-      CHECK(ran.load());
-      returned = true;
+      synced = q.synchronize().status == AXL_SUCCESS;
+      saw_ran = ran.load();
     });
-    std::thread stopper([&] { CHECK(q.stop()); });
+    std::thread stopper([&] { stopped = q.stop(); });
     std::this_thread::sleep_for(hold);
     gate.open();
     stopper.join();
     waiter.join();
-    CHECK(returned.load());
+    CHECK(synced.load());
+    CHECK(saw_ran.load());
+    CHECK(stopped.load());
     CHECK(q.enqueue({}, [] {}) == AXL_ERROR_INVALID_STATE);
     CHECK(q.synchronize().status == AXL_SUCCESS);  // nothing left to wait for
   }
