@@ -6,6 +6,8 @@
                          of 1 GiB would be ~10^5 times slower). Target <= 2.
   alloc                  Buffer(DType.float32, (16,)) vs numpy.empty(16):
                          target <= 5x numpy's time.
+  copy 1 KiB             dst.inplace_copy_from(src) + dst.to_numpy() on the
+                         CPU vs numpy.copyto of 1 KiB: target <= 5x.
   copy 256 MiB           dst.inplace_copy_from(src) on the CPU (+ waiting for
                          it) vs numpy.copyto between the same arrays (the
                          buffers alias them): target speed >= 0.9 of numpy's.
@@ -138,6 +140,26 @@ def main() -> None:
     r = t_axl / t_np
     print(f"alloc Buffer(float32, (16,)): {fmt(t_axl)}   numpy.empty(16): {fmt(t_np)}")
     print(f"RATIO alloc axl/numpy = {r:.2f} (target <= 5): {verdict(r <= 5.0)}")
+
+    # ----------------------------------------- 1 KiB copy, then a host read
+    # What a small synchronous copy costs: the copy is queued (or run at once
+    # by an idle cpu queue), and to_numpy waits for it (a hazard wait).
+    src_np = np.arange(KIB, dtype=np.uint32).astype(np.uint8)
+    dst_np = np.zeros(KIB, dtype=np.uint8)
+    src_b, dst_b = Buffer.from_numpy(src_np), Buffer(DType.uint8, (KIB,), cpu)
+
+    def round_trip():
+        dst_b.inplace_copy_from(src_b)
+        return dst_b.to_numpy()
+
+    assert np.array_equal(round_trip(), src_np)
+    iters = 20000
+    t_axl, t_np = best_pair(lambda: per_call(round_trip, iters),
+                            lambda: per_call(lambda: np.copyto(dst_np, src_np), iters), repeat)
+    r = t_axl / t_np
+    print(f"copy 1 KiB: inplace_copy_from + to_numpy {fmt(t_axl)}   numpy.copyto: {fmt(t_np)}")
+    print(f"RATIO copy 1 KiB + to_numpy axl/numpy.copyto = {r:.2f} (target <= 5): {verdict(r <= 5.0)}")
+    del src_b, dst_b, src_np, dst_np
 
     # ---------------------------------------------------- 256 MiB host copy
     n = 256 * MIB
