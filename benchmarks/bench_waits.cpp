@@ -23,7 +23,9 @@
 //                    miss) against 1k, first burst (ring growth) apart.
 //   stall            the longest single enqueue of a 64k-launch stream right
 //                    after a 1M-deep burst drained (chunks are kept, so no
-//                    heap trim runs under the producer); target 100 us.
+//                    heap trim runs under the producer); target 100 us. The
+//                    same stream without a burst is printed as the control:
+//                    on a loaded machine both show preemption (4 ms ticks).
 //   idle_cpu         CPU time of the waiting thread over a 1-second loop of
 //                    1 ms waits (a host function sleeps 1 ms, the thread
 //                    synchronizes): what the spin before parking costs.
@@ -207,14 +209,17 @@ double gated(Side& s, int ops, int reps) {
   return total / (static_cast<double>(ops) * reps);
 }
 
-// The longest single enqueue (ns) of a kStallOps stream right after a
-// 1M-deep burst on the big queue has drained.
-double stall_after_burst(Side& s) {
-  Gate gate;
-  gate.close([&](void (*fn)(void*), void* p) { return s.host_fn(true, fn, p); });
-  for (int i = 0; i < kDeepOps; ++i) must(s.launch(true), "burst launch");
-  gate.release();
-  s.sync(true);
+// The longest single enqueue (ns) of a kStallOps stream on the big queue,
+// right after a 1M-deep burst on it has drained (`burst`), or without one
+// (the control: what preemption alone costs the same loop).
+double longest_enqueue(Side& s, bool burst) {
+  if (burst) {
+    Gate gate;
+    gate.close([&](void (*fn)(void*), void* p) { return s.host_fn(true, fn, p); });
+    for (int i = 0; i < kDeepOps; ++i) must(s.launch(true), "burst launch");
+    gate.release();
+    s.sync(true);
+  }
   double worst = 0;
   for (int i = 0; i < kStallOps; ++i) {
     const auto t0 = Clock::now();
@@ -365,13 +370,24 @@ int main() {
 
   // the longest enqueue after a burst
   if (section("stall")) {
-    std::vector<double> worst;
-    for (int r = 0; r < 3; ++r) worst.push_back(stall_after_burst(axl));
-    std::printf("STALL_US after a 1M burst: longest enqueue of %d, per round:", kStallOps);
+    std::vector<double> worst, control;
+    for (int r = 0; r < 3; ++r) {
+      worst.push_back(longest_enqueue(axl, true));
+      control.push_back(longest_enqueue(axl, false));
+    }
+    std::printf("STALL_US longest enqueue of %d, per round, after a 1M burst:", kStallOps);
     for (double w : worst) std::printf(" %s", us(w).c_str());
+    std::printf("; without a burst (control):");
+    for (double w : control) std::printf(" %s", us(w).c_str());
     std::printf("\n");
     ratio_line("stall_after_burst_us (absolute, min over 3 rounds of the longest enqueue)",
                minimum(worst) / 1000.0, true, 100.0);
+    if (now) {  // the plugin alone: is a stall the queue's or the core's?
+      const auto v = alternate({now.get(), before.get()}, 2,
+                               [](Side& s) { return longest_enqueue(s, true); });
+      std::printf("INFO stall_after_burst us (plugin table, min of 2) this_build=%s baseline=%s\n",
+                  us(minimum(v[0])).c_str(), us(minimum(v[1])).c_str());
+    }
   }
 
   // what the spin costs a waiting thread
