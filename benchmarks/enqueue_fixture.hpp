@@ -132,7 +132,9 @@ struct EnqueueFixture {
   }
 
   // ---- the four operations; each returns the enqueue's status -------------
-  axl_status axl_launch() {
+  axl_status axl_launch() { return axl_launch_on(q); }
+  // The same launch on another axl.h queue of this device.
+  axl_status axl_launch_on(axl_queue_t queue) {
     static const uint32_t grid[3] = {1, 1, 1};
     static const uint32_t block[3] = {1, 1, 1};
     static const uint32_t n = 0;
@@ -140,9 +142,12 @@ struct EnqueueFixture {
         {AXL_KERNEL_ARG_BUFFER, 0, buf, nullptr},
         {AXL_KERNEL_ARG_SCALAR, sizeof n, nullptr, &n},
     };
-    return axl_queue_launch(q, kernel, grid, block, 0, args, 2);
+    return axl_queue_launch(queue, kernel, grid, block, 0, args, 2);
   }
-  axl_status direct_launch() {
+  axl_status direct_launch() { return launch_through(*t, dq, dkernel, daddr); }
+  // The launch through plugin table `table` (any instance of the plugin).
+  static axl_status launch_through(const axl_plugin_table& table, axl_pqueue queue,
+                                   axl_pkernel k, const axl_devaddr& addr) {
     static const uint32_t n = 0;
     axl_launch_config cfg{};
     cfg.struct_size = sizeof cfg;
@@ -150,10 +155,10 @@ struct EnqueueFixture {
     cfg.block[0] = cfg.block[1] = cfg.block[2] = 1;
     cfg.shared_mem_bytes = 0;
     const axl_kernel_arg args[2] = {
-        {AXL_ARG_DEVADDR, sizeof(axl_devaddr), &daddr},
+        {AXL_ARG_DEVADDR, sizeof(axl_devaddr), &addr},
         {AXL_ARG_SCALAR, sizeof n, &n},
     };
-    return t->queue_launch(dq, dkernel, &cfg, args, 2);
+    return table.queue_launch(queue, k, &cfg, args, 2);
   }
   axl_status axl_copy4() {
     static const uint32_t src = 0x01020304u;

@@ -49,7 +49,8 @@ set_tests_properties(axl_cpu_direct_test PROPERTIES TIMEOUT 300 LABELS "plugins;
 # axl_plugin_common_test: unit tests of plugins/common itself (queue, event,
 # flag, thread pool), linked statically.
 add_executable(axl_plugin_common_test ${CMAKE_CURRENT_LIST_DIR}/plugin_common_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/plugin_common_shape_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/plugin_common_shape_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/work_queue_wait_test.cpp)
 target_link_libraries(axl_plugin_common_test PRIVATE axl_plugin_common ${AXL_CPU_DIRECT_CATCH2})
 add_test(NAME axl_plugin_common_test COMMAND axl_plugin_common_test)
 set_tests_properties(axl_plugin_common_test PROPERTIES TIMEOUT 120 LABELS "plugins;threads")

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "spin_wait.hpp"
+
 namespace axl::common {
 
 namespace {
@@ -47,7 +49,9 @@ void Event::complete(uint64_t gen, SyncResult error) noexcept {
 }
 
 void Event::wait_for(uint64_t gen) noexcept {
-  if (completed_.load(std::memory_order_acquire) >= gen) return;
+  // Spins first (spin_wait.hpp); complete() notifies only once a waiter
+  // has parked and counted itself in waiters_.
+  if (detail::spin_until([&] { return completed_.load(std::memory_order_acquire) >= gen; })) return;
   std::unique_lock<std::mutex> lk(mu_);
   ++waiters_;
   cv_.wait(lk, [&] { return completed_.load(std::memory_order_relaxed) >= gen; });

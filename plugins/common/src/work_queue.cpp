@@ -12,6 +12,7 @@
 #include <exception>
 
 #include "cpu_relax.hpp"
+#include "spin_wait.hpp"
 
 namespace axl::common {
 
@@ -42,12 +43,13 @@ void wait_until(std::chrono::steady_clock::time_point deadline) {
 // Why this thread's latest enqueue was refused (WorkQueue::refusal_message).
 thread_local std::string t_refusal;
 
-void delete_chunk_list(auto* c) {
-  while (c != nullptr) {
+void delete_chunk_ring(auto* first) {
+  auto* c = first;
+  do {
     auto* next = c->next;
     delete c;
     c = next;
-  }
+  } while (c != first);
 }
 
 }  // namespace
@@ -67,8 +69,7 @@ WorkQueue::~WorkQueue() {
   // A queue destroyed from its own worker cannot drain itself; callers
   // (queue_destroy) refuse that case, so stop() succeeds here.
   stop();
-  delete_chunk_list(head_chunk_);
-  delete_chunk_list(spare_chunks_);
+  delete_chunk_ring(head_chunk_);
 }
 
 WorkQueue::Options WorkQueue::from_desc(Options base, const axl_queue_desc& desc) noexcept {
@@ -115,16 +116,25 @@ bool WorkQueue::on_worker_thread() const noexcept {
 
 WorkQueue::Slot& WorkQueue::tail_slot_locked() {
   if (tail_index_ == Chunk::kSlots) {
-    Chunk* c = spare_chunks_;
-    if (c != nullptr) {
-      spare_chunks_ = c->next;
-      --spare_count_;
-    } else {
+    const uint64_t op = enqueued_.load(std::memory_order_relaxed);
+    Chunk* oldest = tail_chunk_->next;
+    // Free once the worker has completed an operation past its last slot:
+    // completed_ is stored after a closure was destroyed, and the worker
+    // reads a chunk's link to move on before it runs that next operation,
+    // so it reads nothing of the chunk any more (its link is rewritten when
+    // the producer later inserts a chunk after it).
+    const uint64_t free_at = oldest->first_op + Chunk::kSlots + 1;
+    if (completed_seen_ < free_at) completed_seen_ = completed_.load();
+    Chunk* c = oldest;
+    if (completed_seen_ < free_at) {
+      // Written before the slot is published: the worker reads the link
+      // only after the acquire of enqueued_ that covers that slot.
       c = new Chunk;
       ++chunks_allocated_;
+      c->next = oldest;
+      tail_chunk_->next = c;
     }
-    c->next = nullptr;
-    tail_chunk_->next = c;
+    c->first_op = op;
     tail_chunk_ = c;
     tail_index_ = 0;
   }
@@ -146,8 +156,15 @@ SyncResult WorkQueue::synchronize() {
             "queue synchronize was called from an operation running on the same queue "
             "(a host callback must not call blocking functions); it would wait for itself"};
   }
+  // Every operation this thread enqueued is in enqueued_ (its own store);
+  // one another thread enqueues concurrently may or may not be, as before.
+  const uint64_t target = enqueued_.load(std::memory_order_acquire);
+  // Spinning leaves wake_at_ alone, so the worker sees no waiter and takes
+  // no lock for it; only a waiter that parks lowers wake_at_.
+  const bool reached =
+      detail::spin_until([&] { return completed_.load(std::memory_order_acquire) >= target; });
   std::unique_lock<std::mutex> lk(mu_);
-  wait_completed_locked(lk, enqueued_.load(std::memory_order_relaxed), nullptr);
+  if (!reached) wait_completed_locked(lk, target, nullptr);
   // The worker records a failure under mu_ before it counts the operation
   // as completed, so every failure up to `target` is visible here.
   SyncResult result{first_error_, std::move(first_error_message_)};
@@ -310,23 +327,12 @@ void WorkQueue::worker_main() {
     }
     while (done < available) {
       if (head_index_ == Chunk::kSlots) {
-        // The old chunk is used up and the producer is past it (there is
-        // pending work, so a next chunk exists and its link is visible
-        // through the acquire of enqueued_).
-        Chunk* old = head_chunk_;
-        head_chunk_ = old->next;
+        // The chunk is used up and the producer is past it (there is
+        // pending work, so the link to the next chunk is visible through
+        // the acquire of enqueued_). The producer reuses it once completed_
+        // says so.
+        head_chunk_ = head_chunk_->next;
         head_index_ = 0;
-        std::lock_guard<std::mutex> lk(mu_);
-        // Kept up to what a full queue spans, so a queue that stays full
-        // neither allocates nor frees; beyond that (the bound was never
-        // reached before), freed.
-        if (spare_count_ <= capacity_ / Chunk::kSlots) {
-          old->next = spare_chunks_;
-          spare_chunks_ = old;
-          ++spare_count_;
-        } else {
-          delete old;
-        }
       }
       std::string message;
       const axl_status status = run_one(head_chunk_->slots[head_index_], message);

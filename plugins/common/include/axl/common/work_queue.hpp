@@ -122,6 +122,18 @@ class WorkQueue {
   template <class F>
   axl_status enqueue(OpInfo info, F&& op);
 
+  // Runs `op` (a noexcept callable returning void) on the calling thread
+  // and returns true when the queue is idle: every operation enqueued so far
+  // has finished, and the queue is neither stopping nor priced by a cost
+  // hook. Otherwise does nothing and returns false; the caller enqueues
+  // `op` instead. For an operation cheaper than handing it to the worker (a
+  // small host copy): nothing is ahead of it, so running it now keeps the
+  // queue's order, and the enqueue lock, held while it runs, keeps a
+  // concurrent enqueue from overtaking it. It is not counted as an
+  // operation (synchronize and events have nothing to wait for).
+  template <class F>
+  bool run_now_if_idle(F&& op);
+
   // Why the calling thread's latest refused enqueue (on any queue) was
   // refused, as one sentence for an error message.
   static const std::string& refusal_message() noexcept;
@@ -136,9 +148,10 @@ class WorkQueue {
   // The bound this queue was created with (Options::capacity resolved).
   uint32_t capacity() const noexcept { return capacity_; }
 
-  // Test hook: chunks of slots this queue has allocated over its life. With
-  // chunks recycled it stays below capacity / Chunk::kSlots + 3 however many
-  // operations go through the queue.
+  // Test hook: chunks of slots this queue has allocated over its life. The
+  // chunks form a ring that only grows, and only while more operations are
+  // pending than it holds, so this stays below capacity / Chunk::kSlots + 3
+  // however many operations go through the queue.
   uint64_t chunks_allocated() const;
 
   // Blocks until every operation enqueued before the call has run. Returns
@@ -167,12 +180,19 @@ class WorkQueue {
     OpInfo info;
     alignas(std::max_align_t) std::byte storage[kInlineBytes];
   };
-  // Slots live in fixed chunks linked into a list, so a slot never moves
-  // while its operation runs and growing never copies closures.
+  // Slots live in fixed chunks linked into a ring, so a slot never moves
+  // while its operation runs and growing never copies closures. The chunk
+  // after the producer's is the oldest: once the worker has finished all of
+  // its slots the producer writes it again, and only when it has not does
+  // the producer insert a new chunk between the two. Chunks are freed with
+  // the queue, never before: a deep burst leaves its chunks for the next
+  // one instead of handing them back to malloc (which would trim the heap
+  // under the producer), and the worker takes no lock to move between them.
   struct Chunk {
     static constexpr uint32_t kSlots = 64;
     Slot slots[kSlots];
-    Chunk* next = nullptr;
+    Chunk* next = this;
+    uint64_t first_op = 0;  // number of the operation in slots[0]; producer's
   };
 
   template <class Fn>
@@ -217,7 +237,8 @@ class WorkQueue {
   bool looks_full_locked() const noexcept {
     return enqueued_.load(std::memory_order_relaxed) - completed_seen_ >= capacity_;
   }
-  // Returns the slot at the tail, growing the chunk list if needed. Needs mu_.
+  // Returns the slot at the tail, moving on to the next chunk of the ring
+  // (or growing the ring when that one is still in use). Needs mu_.
   Slot& tail_slot_locked();
   // Makes the tail slot visible to the worker and wakes it. Needs mu_ via lk;
   // releases it.
@@ -241,11 +262,8 @@ class WorkQueue {
   uint32_t tail_index_ = 0;
   bool worker_sleeping_ = false;     // guarded by mu_
   bool stopping_ = false;            // guarded by mu_
-  // Used chunks kept for reuse (linked through next), guarded by mu_. At
-  // most capacity_ slots are pending, so the list plus the live chunks never
-  // exceed capacity_ / kSlots + 2 chunks and a full queue allocates nothing.
-  Chunk* spare_chunks_ = nullptr;
-  uint32_t spare_count_ = 0;         // guarded by mu_
+  // At most capacity_ slots are pending, so the ring never exceeds
+  // capacity_ / kSlots + 2 chunks and a full queue allocates nothing.
   uint64_t chunks_allocated_ = 0;    // guarded by mu_; see chunks_allocated()
   // The producers' copy of completed_ (guarded by mu_), reloaded only when
   // the queue looks full by it, so an enqueue reads no line the worker
@@ -268,8 +286,8 @@ class WorkQueue {
   // The worker's hot path takes no lock: producers publish a slot by storing
   // enqueued_ (release) under mu_, and the worker, the only consumer, reads
   // it with acquire. head_chunk_/head_index_ belong to the worker alone; it
-  // takes mu_ only to hand a used chunk back, to record a failure, to note a
-  // flag wait, to sleep, and to wake waiters. completed_ and wake_at_ are a
+  // takes mu_ only to record a failure, to note a flag wait, to sleep, and
+  // to wake parked waiters. completed_ and wake_at_ are a
   // Dekker pair (both seq_cst): a waiter (synchronize, or an enqueue waiting
   // for room) lowers wake_at_ to the count it needs, under mu_, then reads
   // completed_; the worker stores completed_ then reads wake_at_, so at
@@ -328,6 +346,20 @@ axl_status WorkQueue::enqueue(OpInfo info, F&& op) {
     publish_locked(lk);
   }
   return AXL_SUCCESS;
+}
+
+template <class F>
+bool WorkQueue::run_now_if_idle(F&& op) {
+  static_assert(std::is_nothrow_invocable_r_v<void, F&>,
+                "an inline op cannot fail: it has no slot to report through");
+  if (options_.cost_hook) return false;
+  std::lock_guard<std::mutex> lk(mu_);
+  // completed_ is stored after an operation's effects, so equal counts mean
+  // everything enqueued has run (a host callback calling this finds its
+  // own operation still counted as pending and is refused).
+  if (stopping_ || completed_.load() != enqueued_.load(std::memory_order_relaxed)) return false;
+  op();
+  return true;
 }
 
 }  // namespace axl::common

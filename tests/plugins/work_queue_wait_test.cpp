@@ -1,0 +1,266 @@
+// Unit tests of WorkQueue's and Event's waits (spin, then park: spin_wait.hpp),
+// the chunk ring that never returns memory while the queue lives, and the
+// inline run of an operation on an idle queue (run_now_if_idle).
+
+#if __has_include(<catch2/catch_test_macros.hpp>)
+#include <catch2/catch_test_macros.hpp>
+#else
+#include <catch2/catch.hpp>
+#endif
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "axl/common/event.hpp"
+#include "axl/common/work_queue.hpp"
+
+using namespace axl::common;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Holds a queue's worker inside one operation until open() is called.
+class Gate {
+ public:
+  axl_status close(WorkQueue& q) {
+    return q.enqueue({}, [this] {
+      entered_ = true;
+      while (!open_.load()) std::this_thread::sleep_for(100us);
+    });
+  }
+  void wait_entered() const {
+    while (!entered_.load()) std::this_thread::yield();
+  }
+  void open() { open_ = true; }
+
+ private:
+  std::atomic<bool> entered_{false};
+  std::atomic<bool> open_{false};
+};
+
+}  // namespace
+
+TEST_CASE("WorkQueue wait: a waiter that parks and one that spins are both woken", "[common][wait]") {
+  WorkQueue q;
+  Gate gate;
+  std::atomic<int> after{0};
+  REQUIRE(gate.close(q) == AXL_SUCCESS);
+  REQUIRE(q.enqueue({}, [&] { after++; }) == AXL_SUCCESS);
+  gate.wait_entered();
+  std::atomic<int> woken{0};
+  std::atomic<int> saw{0};
+  auto waiter = [&] {
+    const SyncResult r = q.synchronize();
+    if (r.status == AXL_SUCCESS) saw += after.load();
+    woken++;
+  };
+  // Held far past the spin window (50 us): this one parks.
+  std::thread parked(waiter);
+  std::this_thread::sleep_for(20ms);
+  CHECK(woken.load() == 0);
+  // Started just before the gate opens: usually still spinning when the
+  // worker finishes; either way it must return.
+  std::thread spinning(waiter);
+  gate.open();
+  parked.join();
+  spinning.join();
+  CHECK(woken.load() == 2);
+  CHECK(saw.load() == 2);  // both saw the operation behind the gate done
+  // Back-to-back short waits (the spinning path nearly always).
+  for (int i = 0; i < 1000; ++i) {
+    REQUIRE(q.enqueue({}, [&] { after++; }) == AXL_SUCCESS);
+    REQUIRE(q.synchronize().status == AXL_SUCCESS);
+    REQUIRE(after.load() == i + 2);
+  }
+}
+
+TEST_CASE("WorkQueue wait: sticky errors reach a spinning and a parked synchronize",
+          "[common][wait]") {
+  WorkQueue q;
+  // Spinning: nothing ahead of the failure.
+  REQUIRE(q.enqueue({}, [](std::string& m) {
+    m = "quick failure";
+    return AXL_ERROR_DEVICE_LOST;
+  }) == AXL_SUCCESS);
+  SyncResult r = q.synchronize();
+  CHECK(r.status == AXL_ERROR_DEVICE_LOST);
+  CHECK(r.message == "quick failure");
+  CHECK(q.synchronize().status == AXL_SUCCESS);
+  // Parked: the failure sits behind a gate held past the spin window.
+  Gate gate;
+  REQUIRE(gate.close(q) == AXL_SUCCESS);
+  REQUIRE(q.enqueue({}, [](std::string& m) {
+    m = "late failure";
+    return AXL_ERROR_INTERNAL;
+  }) == AXL_SUCCESS);
+  REQUIRE(q.enqueue({}, [] { return AXL_ERROR_TIMEOUT; }) == AXL_SUCCESS);  // not the first
+  std::thread opener([&] {
+    std::this_thread::sleep_for(20ms);
+    gate.open();
+  });
+  r = q.synchronize();
+  opener.join();
+  CHECK(r.status == AXL_ERROR_INTERNAL);
+  CHECK(r.message == "late failure");
+  CHECK(q.synchronize().status == AXL_SUCCESS);
+}
+
+TEST_CASE("WorkQueue wait: stop() while a waiter waits drains and wakes it", "[common][wait]") {
+  for (auto hold : {0us, 30us, 5000us}) {  // spinning, at the edge, parked
+    WorkQueue q;
+    Gate gate;
+    std::atomic<bool> ran{false};
+    REQUIRE(gate.close(q) == AXL_SUCCESS);
+    REQUIRE(q.enqueue({}, [&] { ran = true; }) == AXL_SUCCESS);
+    gate.wait_entered();
+    // Catch's assertions are not thread-safe: the threads report, main checks.
+    std::atomic<bool> synced{false}, saw_ran{false}, stopped{false};
+    std::thread waiter([&] {
+      synced = q.synchronize().status == AXL_SUCCESS;
+      saw_ran = ran.load();
+    });
+    std::thread stopper([&] { stopped = q.stop(); });
+    std::this_thread::sleep_for(hold);
+    gate.open();
+    stopper.join();
+    waiter.join();
+    CHECK(synced.load());
+    CHECK(saw_ran.load());
+    CHECK(stopped.load());
+    CHECK(q.enqueue({}, [] {}) == AXL_ERROR_INVALID_STATE);
+    CHECK(q.synchronize().status == AXL_SUCCESS);  // nothing left to wait for
+  }
+}
+
+TEST_CASE("Event wait: a parked and a spinning synchronize are both woken, errors kept",
+          "[common][wait]") {
+  WorkQueue q;
+  Ref<Event> e = make_ref<Event>();
+  Gate gate;
+  REQUIRE(gate.close(q) == AXL_SUCCESS);
+  REQUIRE(q.enqueue({}, [] { return AXL_ERROR_DEVICE_LOST; }) == AXL_SUCCESS);
+  REQUIRE(e->record(q) == AXL_SUCCESS);
+  std::atomic<int> lost{0};
+  auto waiter = [&] {
+    if (e->synchronize().status == AXL_ERROR_DEVICE_LOST) lost++;
+  };
+  std::thread parked(waiter);
+  std::this_thread::sleep_for(20ms);
+  CHECK(!e->query());
+  std::thread spinning(waiter);
+  gate.open();
+  parked.join();
+  spinning.join();
+  CHECK(lost.load() == 2);  // the event reports the failure ahead of it
+  CHECK(e->query());
+  CHECK(q.synchronize().status == AXL_ERROR_DEVICE_LOST);  // still sticky on the queue
+  // A queue waiting on the event from its own worker (a cross-queue wait).
+  WorkQueue other;
+  Gate g2;
+  REQUIRE(g2.close(q) == AXL_SUCCESS);
+  REQUIRE(e->record(q) == AXL_SUCCESS);
+  std::atomic<bool> after_wait{false};
+  REQUIRE(e->enqueue_wait(other) == AXL_SUCCESS);
+  REQUIRE(other.enqueue({}, [&] { after_wait = true; }) == AXL_SUCCESS);
+  std::this_thread::sleep_for(5ms);
+  CHECK(!after_wait.load());
+  g2.open();
+  CHECK(other.synchronize().status == AXL_SUCCESS);
+  CHECK(after_wait.load());
+}
+
+TEST_CASE("WorkQueue ring: a 1-deep queue and deep bursts keep order and reuse their chunks",
+          "[common][wait]") {
+  SECTION("1 deep") {
+    WorkQueue::Options opt;
+    opt.capacity = 1;
+    WorkQueue q(opt);
+    std::vector<int> order;
+    for (int i = 0; i < 2000; ++i) REQUIRE(q.enqueue({}, [&order, i] { order.push_back(i); }) == AXL_SUCCESS);
+    REQUIRE(q.synchronize().status == AXL_SUCCESS);
+    REQUIRE(order.size() == 2000);
+    for (int i = 0; i < 2000; ++i) REQUIRE(order[i] == i);
+    CHECK(q.chunks_allocated() <= 3);
+  }
+  SECTION("deep bursts") {
+    constexpr int kDepth = 40000;
+    WorkQueue::Options opt;
+    opt.capacity = kDepth + 1;  // the gate plus the burst
+    WorkQueue q(opt);
+    std::vector<int> order;
+    order.reserve(kDepth);
+    uint64_t after_first = 0;
+    for (int burst = 0; burst < 3; ++burst) {
+      order.clear();
+      Gate gate;
+      REQUIRE(gate.close(q) == AXL_SUCCESS);
+      for (int i = 0; i < kDepth; ++i)
+        REQUIRE(q.enqueue({}, [&order, i] { order.push_back(i); }) == AXL_SUCCESS);
+      gate.open();
+      REQUIRE(q.synchronize().status == AXL_SUCCESS);
+      REQUIRE(order.size() == static_cast<size_t>(kDepth));
+      bool in_order = true;
+      for (int i = 0; i < kDepth; ++i) in_order = in_order && order[i] == i;
+      CHECK(in_order);
+      CHECK(q.chunks_allocated() < opt.capacity / 64 + 3);
+      // The first burst grew the ring; later ones fit in it.
+      if (burst == 0) after_first = q.chunks_allocated();
+      CHECK(q.chunks_allocated() == after_first);
+    }
+    // Shallow work after the burst reuses the same ring too.
+    for (int i = 0; i < 1000; ++i) REQUIRE(q.enqueue({}, [] {}) == AXL_SUCCESS);
+    REQUIRE(q.synchronize().status == AXL_SUCCESS);
+    CHECK(q.chunks_allocated() == after_first);
+  }
+  SECTION("producer and worker lapping a small ring") {
+    WorkQueue::Options opt;
+    opt.capacity = 200;  // about three chunks
+    WorkQueue q(opt);
+    std::atomic<uint64_t> next{0};
+    std::atomic<bool> ordered{true};
+    for (uint64_t i = 0; i < 200000; ++i) {
+      REQUIRE(q.enqueue({}, [&, i] {
+        if (next.fetch_add(1) != i) ordered = false;
+      }) == AXL_SUCCESS);
+    }
+    REQUIRE(q.synchronize().status == AXL_SUCCESS);
+    CHECK(ordered.load());
+    CHECK(next.load() == 200000);
+    CHECK(q.chunks_allocated() < opt.capacity / 64 + 3);
+  }
+}
+
+TEST_CASE("WorkQueue: run_now_if_idle runs on the caller only when nothing is ahead",
+          "[common][wait]") {
+  WorkQueue q;
+  const std::thread::id me = std::this_thread::get_id();
+  std::thread::id where;
+  CHECK(q.run_now_if_idle([&]() noexcept { where = std::this_thread::get_id(); }));
+  CHECK(where == me);
+  // Behind a held operation it refuses, and the caller enqueues instead.
+  Gate gate;
+  REQUIRE(gate.close(q) == AXL_SUCCESS);
+  bool ran = false;
+  CHECK(!q.run_now_if_idle([&]() noexcept { ran = true; }));
+  CHECK(!ran);
+  // From the queue's own worker (its operation is still pending) too.
+  std::atomic<int> inner{-1};
+  REQUIRE(q.enqueue({}, [&] { inner = q.run_now_if_idle([]() noexcept {}) ? 1 : 0; }) ==
+          AXL_SUCCESS);
+  gate.open();
+  REQUIRE(q.synchronize().status == AXL_SUCCESS);
+  CHECK(inner.load() == 0);
+  // Drained: idle again.
+  CHECK(q.run_now_if_idle([&]() noexcept { ran = true; }));
+  CHECK(ran);
+  // A priced queue (the virtual backend's) always hands work to its worker.
+  WorkQueue::Options priced;
+  priced.cost_hook = [](const OpInfo&) -> uint64_t { return 0; };
+  WorkQueue p(priced);
+  CHECK(!p.run_now_if_idle([]() noexcept {}));
+  q.stop();
+  CHECK(!q.run_now_if_idle([]() noexcept {}));
+}
