@@ -48,9 +48,11 @@ ErrorOrigin last_error_origin();
 axl_status fail_from(axl_status status, const ErrorOrigin& origin, const std::string& message);
 
 // Runs `body` and turns any C++ exception into AXL_ERROR_INTERNAL: nothing
-// thrown inside the core or a plugin crosses the application ABI.
+// thrown inside the core or a plugin crosses the application ABI. Always
+// inlined, so that an entry point whose body is inlined too (the enqueue
+// paths) reaches its arguments in registers.
 template <typename F>
-axl_status guard(F&& body) noexcept {
+__attribute__((always_inline)) inline axl_status guard(F&& body) noexcept {
   try {
     return body();
   } catch (const std::bad_alloc&) {

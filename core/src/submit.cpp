@@ -88,6 +88,12 @@ void Submission::add_past_inline(BufferUse u) {
   heap_.push_back(u);
 }
 
+axl_status Submission::record_and_wait() {
+  const BufferUse* const u = uses();
+  for (uint32_t i = 0; i < n_; ++i) note_use_of_allocation(u[i].buffer->allocation(), q_);
+  return tracked_ ? wait_for_writers(q_, u, n_) : AXL_SUCCESS;
+}
+
 axl_status Submission::copy(End dst, End src, uint64_t bytes) {
   Queue* q = q_;
   Device* Q = q->device;

@@ -71,19 +71,15 @@ class Submission {
     // Locals: the calls below could change members as far as the compiler
     // knows, which would reload them on every step of the enqueue path.
     Queue* const q = q_;
-    const uint32_t n = n_;
-    const BufferUse* const uses = n > kInline ? heap_.data() : inline_;
-    bool tracked = false;  // any buffer under host hazard tracking
-    for (uint32_t i = 0; i < n; ++i) {
-      Buffer* a = uses[i].buffer->allocation();
-      note_use_of_allocation(a, q);
-      tracked |= a->tracked();
-    }
-    if (tracked)
-      if (axl_status s = wait_for_writers(q, uses, n)) return s;
+    const bool tracked = tracked_;
+    // The common case (every buffer already used by q, none tracked) has
+    // nothing to record or wait for: add() found that out while it read the
+    // buffers, so there is no second pass over them.
+    if (record_) [[unlikely]]
+      if (axl_status s = record_and_wait()) return s;
     if (stamps_ == Stamps::exact) stamp_begin(q);
     const axl_status s = body(*this);
-    if (tracked) stamp_op(q, s, uses, n, stamps_ == Stamps::lazy);
+    if (tracked) [[unlikely]] stamp_op(q, s, uses(), n_, stamps_ == Stamps::lazy);
     return s;
   }
 
@@ -145,16 +141,27 @@ class Submission {
   // allocates nothing (benchmarks/bench_enqueue).
   static constexpr uint32_t kInline = 16;
 
-  void add(Buffer* b, uint32_t access) {
-    if (n_ < kInline) inline_[n_] = {b, access};
+  // Reads only (step 1 changes nothing): whether run() has to record the
+  // use (q is not the allocation's last user) or track hazards.
+  __attribute__((always_inline)) void add(Buffer* b, uint32_t access) {
+    Buffer* a = b->allocation();
+    const bool tracked = a->tracked();
+    tracked_ |= tracked;
+    record_ |= tracked | (a->last_use.load(std::memory_order_relaxed) != q_);
+    if (n_ < kInline) [[likely]] inline_[n_] = {b, access};
     else add_past_inline({b, access});
     ++n_;
   }
   // The first time moves the inline ones to heap_.
   void add_past_inline(BufferUse u);
+  const BufferUse* uses() const { return n_ > kInline ? heap_.data() : inline_; }
+  // Steps a and b of run() (out of line: the common case skips them).
+  axl_status record_and_wait();
 
   Queue* q_;
   Stamps stamps_;
+  bool tracked_ = false;  // a buffer is under host hazard tracking
+  bool record_ = false;   // a use to record or a hazard to check
   uint32_t n_ = 0;
   BufferUse inline_[kInline];
   std::vector<BufferUse> heap_;  // all of them, once there are more than kInline
