@@ -30,9 +30,9 @@
 
 namespace axl_bench {
 
-// 64 keeps a batch inside one spare chunk of the plugin's WorkQueue (64
-// slots per chunk, one chunk recycled), so neither side ever allocates a
-// chunk in the timed region, whatever the relative speed of the worker.
+// 64 keeps a batch inside one chunk of the plugin's WorkQueue (64 slots per
+// chunk; the chunks form a ring kept for the queue's life), so the timed
+// region measures enqueues, not the ring's one-time growth.
 // AXL_BENCH_BATCH overrides it (for experiments only).
 inline int batch_size() {
   static const int n = [] {
