@@ -93,9 +93,14 @@ def test_views_give_byte_strides_and_element_0(fake_cuda):
 def test_dtypes_without_a_type_string_are_refused(fake_cuda):
     p = run_cuda(fake_cuda, """
         for dt in (DType.bfloat16, DType.float8_e4m3fn):
+            b = drv.Buffer(dt, (2,), gpu)
+            # AttributeError, so the consumers' hasattr probe is False and
+            # they fall back to DLPack (a TypeError would escape hasattr).
+            assert not hasattr(b, "__cuda_array_interface__"), dt
+            assert getattr(b, "__cuda_array_interface__", None) is None, dt
             try:
-                drv.Buffer(dt, (2,), gpu).__cuda_array_interface__
-            except TypeError as e:
+                b.__cuda_array_interface__
+            except AttributeError as e:
                 assert str(dt) in str(e) and "__dlpack__" in str(e), e
             else:
                 raise AssertionError(f"{dt} exported")

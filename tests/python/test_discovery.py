@@ -102,6 +102,24 @@ def test_import_and_scan_load_no_heavy_stdlib():
     assert p.stdout.split("\n")[:2] == ["[]", "True"], p.stdout
 
 
+def test_device_spec_subclass_inherits_the_fields_whichever_class_dataclasses_reads_first():
+    # A fresh interpreter: the fields are built on first read, and the first
+    # read here goes through the subclasses (found by a hostile-input review:
+    # they got [] / their own annotations, and replace() lost device_type).
+    p = run_py("""
+        import dataclasses
+        from axl.driver import DeviceSpec
+        class T(DeviceSpec):
+            pass
+        class S(DeviceSpec):
+            extra: int = 5
+        print([f.name for f in dataclasses.fields(T)], [f.name for f in dataclasses.fields(S)])
+        print(dataclasses.replace(T(1, "gpu"), id=2), dataclasses.asdict(S(1)))
+    """)
+    assert p.stdout.splitlines() == ["['id', 'device_type'] ['id', 'device_type']",
+                                     "T(id=2, device_type='gpu') {'id': 1, 'device_type': 'cpu'}"], p.stdout
+
+
 def test_device_spec_validation_message():
     with pytest.raises(ValueError, match=r"^id provided -1 for accelerator must always be greater than 0$"):
         DeviceSpec(-1, "gpu")

@@ -77,6 +77,15 @@ def test_a_failed_producer_poisons_host_access_and_records_nothing(cpu, recorder
         inp[0] = 2.0  # a host write waits for the (failed) readers
 
 
+def test_an_error_text_with_a_nul_still_poisons(cpu):
+    # An exception message holding a NUL (decoded bytes) must not make the
+    # bridge refuse the text and leave the output readable.
+    out = Buffer.from_numpy(np.zeros(4, np.float32))
+    _hazard.stamp_device_write([out], error="bad\0byte")
+    with pytest.raises(HostHazardError, match=r"bad\\0byte"):
+        out.to_numpy()
+
+
 def test_a_stamped_write_is_waited_for(cpu):
     # The completion follows the queue's work: a copy enqueued before the
     # stamp has landed when the host reads.

@@ -12,6 +12,7 @@ import pytest
 from axl.driver import CPU, Buffer, CompletionFlag, DeviceQueue
 from axl.dtype import DType
 
+from conftest import needs_virtual, run_py
 from test_buffer_model import on_virtual
 
 UNSAFE = "__unsafe_enqueue_py_host_func"
@@ -77,6 +78,26 @@ def test_unsafe_enqueue_async_py_host_func_signals_the_flag(dev):
         queue.wait_for_host_value(flag, 7)
         queue.synchronize()
         assert flag.load() == 7 and done and done[0] != threading.current_thread().name
+
+
+@needs_virtual
+def test_async_host_function_enqueued_at_exit_still_signals_its_flag():
+    # An atexit handler registered after import runs after concurrent.futures
+    # shut its pools down: the hand-off must still run fn and signal the flag,
+    # or the queue gated on it (and the synchronize behind it) hangs.
+    p = run_py("""
+        import atexit
+        import axl.driver as d
+        def at_exit():
+            g, cpu = d.Accelerator(0), d.CPU()
+            f, q = d.CompletionFlag(g), d.DeviceQueue(g)
+            getattr(q, "__unsafe_enqueue_async_py_host_func")(lambda: print("ran", flush=True), f, 1, cpu)
+            q.wait_for_host_value(f, 1)
+            q.synchronize()
+            print("synchronized", flush=True)
+        atexit.register(at_exit)
+    """, env={"AXL_VIRTUAL_DEVICES": "1"}, timeout=60)
+    assert p.stdout.split() == ["ran", "synchronized"], p.stdout + p.stderr
 
 
 def test_cpu_stats_keys(cpu):

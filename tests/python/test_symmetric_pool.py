@@ -102,6 +102,11 @@ def test_errors_name_what_is_wrong():
         # A set that is a subset or superset of another is a pool of its own.
         assert SymmetricPool.lookup([a, b, c]) is None and SymmetricPool.lookup([a, c]) is None
         assert SymmetricPool.allocate([a, b, c], 8).byte_size == 8
+        # Any __index__ integer is a size (numpy's, as the rest of axl takes
+        # them), bool is not.
+        raises(TypeError, SymmetricPool.allocate, [b, c], True, match="byte_size")
+        import numpy
+        assert SymmetricPool.allocate([b, c], numpy.int64(32)).byte_size == 32
         print("OK")
         """, devices=3)
     assert "OK" in p.stdout

@@ -107,6 +107,11 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    # The lazy name too, so dir(), help() and completion list it before use.
+    return sorted(set(globals()) | {"DLPackArray"})
+
+
 # Classes defined in the extension present themselves as axl.driver's.
 for _cls in (Buffer, CompletionFlag, DeviceEvent, DeviceQueue, Kernel, Module, Program):
     _cls.__module__ = __name__

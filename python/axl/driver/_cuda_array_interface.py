@@ -37,7 +37,9 @@ def _typestr(dtype: DType) -> str:
     import numpy
 
     if np_type is None or numpy.dtype(np_type).kind == "V" or dtype.is_float8():
-        raise TypeError(
+        # AttributeError, not TypeError: consumers probe with hasattr (CuPy,
+        # Numba, mpi4py) and fall back to DLPack only when the probe is False.
+        raise AttributeError(
             f"__cuda_array_interface__: {dtype} has no array-interface type string; "
             "export it with DLPack (__dlpack__), which has a code for it, or view it as an integer type"
         )
@@ -54,10 +56,10 @@ def _cuda_array_interface(self: Buffer) -> dict[str, Any]:
     before touching the data, so no host wait is needed here.
 
     Raises:
-        AttributeError: the buffer is not CUDA device memory (so ``hasattr``
-            is False).
-        TypeError: the dtype has no array-interface type string (bfloat16,
-            float8, float6, float4).
+        AttributeError: the buffer is not CUDA device memory, or its dtype
+            has no array-interface type string (bfloat16, float8, float6,
+            float4): either way ``hasattr`` is False, so a consumer falls
+            back to DLPack.
     """
     if self._dlpack_device()[0] != _DL_CUDA:
         raise AttributeError(

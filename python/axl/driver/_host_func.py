@@ -97,8 +97,18 @@ def _enqueue_async(where: str, queue: DeviceQueue, fn: Any, flag: Any, value: An
 
     # The queue's host node only hands fn to the pool and returns, so the
     # queue goes on at once; fn, flag and cpu stay referenced by `run`.
-    pool = _worker_pool()
-    queue.enqueue_host_func(lambda: pool.submit(run) and None)
+    def hand_off() -> None:
+        try:
+            _worker_pool().submit(run)
+        except BaseException:
+            # The pool cannot take it: shut down, or concurrent.futures not
+            # importable any more (both once the interpreter's shutdown has
+            # begun, e.g. from an atexit handler), or no thread to start. Run
+            # fn here rather than never signal the flag, which would leave a
+            # queue gated on it, and any synchronize behind it, hanging.
+            run()
+
+    queue.enqueue_host_func(hand_off)
 
 
 def _device_enqueue_async(self: Device, fn: Callable[[], object], flag: CompletionFlag, value: int, cpu: CPU) -> None:

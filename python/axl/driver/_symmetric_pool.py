@@ -21,6 +21,7 @@ the handle does not free it).
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Sequence
 
@@ -119,9 +120,15 @@ class SymmetricPool:
                 allocation failed (an ``OutOfMemoryError``).
         """
         devs, key = _device_set(devices, "allocate")
-        if isinstance(byte_size, bool) or not isinstance(byte_size, int):
+        # Any integer with __index__ (numpy's too, as the rest of axl takes
+        # them); bool is refused, as a size of True is a mistake.
+        try:
+            if isinstance(byte_size, bool):
+                raise TypeError
+            byte_size = operator.index(byte_size)
+        except TypeError:
             raise TypeError(f"SymmetricPool.allocate: byte_size must be an int, got {type(byte_size).__name__} "
-                            f"{byte_size!r}")
+                            f"{byte_size!r}") from None
         if byte_size <= 0:
             raise ValueError(f"SymmetricPool.allocate: byte_size must be positive, got {byte_size}")
         reason = _unsupported_reason(devs)

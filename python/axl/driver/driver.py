@@ -33,15 +33,20 @@ class _DataclassFields:
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+        # The class written out, not the one the attribute is later read
+        # through: an undecorated subclass inherits its base's fields, as it
+        # would from a real dataclass, whatever it annotates itself.
+        self.cls = owner
 
     def __get__(self, obj: object, owner: type) -> object:
         import dataclasses
 
-        namespace = {k: owner.__dict__[k] for k in owner.__annotations__ if k in owner.__dict__}
-        namespace["__annotations__"] = dict(owner.__annotations__)
-        twin = dataclasses.dataclass(frozen=True)(type(owner.__name__, (), namespace))
+        cls = self.cls
+        namespace = {k: cls.__dict__[k] for k in cls.__annotations__ if k in cls.__dict__}
+        namespace["__annotations__"] = dict(cls.__annotations__)
+        twin = dataclasses.dataclass(frozen=True)(type(cls.__name__, (), namespace))
         for attr in ("__dataclass_fields__", "__dataclass_params__"):
-            setattr(owner, attr, getattr(twin, attr))
+            setattr(cls, attr, getattr(twin, attr))
         return getattr(owner, self.name)
 
 
