@@ -283,9 +283,6 @@ def _export_wait(buf: Buffer) -> None:
         buf.stream.synchronize()
 
 
-_DL_EXT_DEV = _core._DL_EXT_DEV  # DLPack's kDLExtDev (12): memory of a device DLPack has no type for
-
-
 def _copy_in_place_kind(buf: Buffer) -> Buffer:
     """A contiguous copy in the same kind of memory as ``buf`` (``__dlpack__
     (copy=True)``: the copy lives where the buffer says it does, so a
@@ -312,8 +309,9 @@ def _dlpack(
     for the buffer's producer first. ``dl_device=(1, 0)`` exports a host copy
     of device memory; ``copy=True`` always copies, into the same kind of
     memory (a staging buffer's copy is staging memory); ``copy=False``
-    refuses. Memory of a device DLPack has no type for (the virtual
-    backend's) is refused: no consumer could read it.
+    refuses. Memory whose DLPack form no consumer can dereference (the
+    virtual backend's, kDLExtDev; OpenCL's, whose kDLOpenCL data would have
+    to be a cl_mem) is refused, saying how to get a host copy.
 
     Raises:
         TypeError: ``stream`` is neither an int nor None.
@@ -334,14 +332,17 @@ def _dlpack(
         if tuple(dl_device)[0] != 1:
             raise BufferError(f"__dlpack__: can export to the CPU (1, 0) only, not {tuple(dl_device)}")
         target, copied = self.to(CPU()), True
-    elif copy:
-        target, copied = _copy_in_place_kind(self), True
-    if target._dlpack_device()[0] == _DL_EXT_DEV:
-        raise BufferError(
-            f"__dlpack__: the buffer is in {target.device}'s memory ({target.device.api} backend), which no "
-            "DLPack consumer can read (its device type would be kDLExtDev); copy it to the host first with "
-            "buf.to(CPU()), or ask for a host copy with __dlpack__(dl_device=(1, 0))"
-        )
+    else:
+        # Refused before copy=True copies: the copy would be the same kind.
+        unreadable = self._dlpack_unreadable()
+        if unreadable is not None:
+            raise BufferError(
+                f"__dlpack__: the buffer is in {self.device}'s memory ({self.device.api} api, "
+                f"{self.device._h.backend} backend), which no DLPack consumer can read ({unreadable}); copy "
+                "it to the host first with buf.to(CPU()), or ask for a host copy with __dlpack__(dl_device=(1, 0))"
+            )
+        if copy:
+            target, copied = _copy_in_place_kind(self), True
     if stream != -1 or copied:
         _export_wait(target)
     versioned = max_version is not None and tuple(max_version)[0] >= 1
@@ -351,10 +352,10 @@ def _dlpack(
 def _dlpack_device(self: Buffer) -> tuple[int, int]:
     """(device_type, device_id) in DLPack's codes: CPU (1, 0), CUDA (2, id),
     CUDA pinned (3, 0), ROCm (10, id), ROCm pinned (11, 0), oneAPI (14, id),
-    OpenCL (4, id) (its data pointer is axl's device address, not a cl_mem:
-    docs/python.md); the virtual backend's device memory is kDLExtDev
+    OpenCL (4, id); the virtual backend's device memory is kDLExtDev
     (12, id); pinned memory other than CUDA's and ROCm's is plain CPU
-    memory (1, 0)."""
+    memory (1, 0). OpenCL and virtual device memory are not exported
+    (``__dlpack__``): no consumer could dereference them."""
     return self._dlpack_device()
 
 
