@@ -25,12 +25,6 @@ import operator
 import threading
 from collections.abc import Sequence
 
-# Annotations only: typing is not imported at run time (keeps `import
-# axl.driver` cheap; benchmarks/python_overhead.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 from .._core import Buffer
 from ..dtype import DType
 from ._device import Device
@@ -64,7 +58,7 @@ _pools: dict[frozenset[Device], _Allocation] = {}
 _lock = threading.Lock()
 
 
-def _device_set(devices: Any, what: str) -> tuple[tuple[Device, ...], frozenset[Device]]:
+def _device_set(devices: object, what: str) -> tuple[tuple[Device, ...], frozenset[Device]]:
     if isinstance(devices, (str, bytes)) or not isinstance(devices, Sequence):
         raise TypeError(f"SymmetricPool.{what}: devices must be a sequence of Device, got {type(devices).__name__}")
     devs = tuple(devices)
@@ -135,7 +129,7 @@ class SymmetricPool:
 
     __slots__ = ("_alloc",)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("SymmetricPool cannot be constructed; use SymmetricPool.allocate(devices, byte_size)")
 
     @classmethod

@@ -15,18 +15,18 @@ import itertools
 import math
 import os
 import sys
+from collections.abc import Iterator, Sequence
 
 from .. import _core
 from .._core import Buffer, DeviceQueue, HostHazardCompletion
 from ..dtype import DType, _decode, _encode, _raw_numpy
 from ._device import CPU, Device
 
-# Annotations only: typing is not imported at run time, which keeps
-# `import axl.driver` cheap (benchmarks/python_overhead.py); DLPackArray, a
-# typing.Protocol, is made on first use (module __getattr__ below).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Sequence, Union
+# Annotations name nothing from typing (object where anything goes), so
+# typing.get_type_hints resolves them in these globals while `import
+# axl.driver` stays free of typing (benchmarks/python_overhead.py prints the
+# startup ratio); DLPackArray, a typing.Protocol, is made on first use
+# (module __getattr__ below).
 
 _READ, _WRITE = 1, 2
 
@@ -64,7 +64,7 @@ class Usage(enum.Flag):
 
 
 def _make_dlpack_array() -> type:
-    from typing import Any, Protocol, runtime_checkable
+    from typing import Any, Protocol, get_type_hints, runtime_checkable
 
     @runtime_checkable
     class DLPackArray(Protocol):
@@ -74,11 +74,16 @@ def _make_dlpack_array() -> type:
 
         def __dlpack_device__(self) -> tuple[int, int]: ...
 
+    # The methods' string annotations would be resolved in this module's
+    # globals, which have no Any (typing stays out of import): resolve them
+    # here, where it is in scope.
+    for method in (DLPackArray.__dlpack__, DLPackArray.__dlpack_device__):
+        method.__annotations__ = get_type_hints(method, localns={"Any": Any})
     DLPackArray.__module__, DLPackArray.__qualname__ = __name__, "DLPackArray"
     return DLPackArray
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # PEP 562: DLPackArray is built (and typing imported) on first access.
     if name == "DLPackArray":
         cls = globals()["DLPackArray"] = _make_dlpack_array()
@@ -86,7 +91,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _np() -> Any:
+def _np() -> object:
     import numpy
 
     return numpy
@@ -112,7 +117,7 @@ _READ_ONLY_ALIAS = (
 )
 
 
-def _import_numpy(arr: Any) -> Buffer:
+def _import_numpy(arr: object) -> Buffer:
     """A CPU buffer aliasing the C-contiguous, writable, native-order array."""
     dtype = DType.from_numpy(arr.dtype)
     # Every caller copies a read-only array first; this is the last line, so
@@ -128,7 +133,7 @@ def _import_numpy(arr: Any) -> Buffer:
     return buf._view(dtype, arr.shape)
 
 
-def _numpy_capsule(arr: Any) -> Any:
+def _numpy_capsule(arr: object) -> object:
     """A DLPack capsule of a numpy array (0-d as shape (1,)), versioned
     where numpy supports it."""
     a = arr if arr.ndim else arr.reshape(1)
@@ -138,7 +143,7 @@ def _numpy_capsule(arr: Any) -> Any:
 _VERSIONED: dict[str, bool] = {}
 
 
-def _dlpack_versioned(np: Any) -> bool:
+def _dlpack_versioned(np: object) -> bool:
     """Whether this numpy exports versioned DLPack capsules (numpy >= 2.1)."""
     v = _VERSIONED.get(np.__version__)
     if v is None:
@@ -147,7 +152,7 @@ def _dlpack_versioned(np: Any) -> bool:
     return v
 
 
-def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
+def _from_numpy(arr: object, device: Device | None = None) -> Buffer:
     """A host buffer over ``arr`` (MAX: ``Buffer.from_numpy``).
 
     Zero copy for C-contiguous, writable, native-order arrays: the buffer
@@ -176,14 +181,14 @@ def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
     return buf if device is None or device.is_host else buf.to(device)
 
 
-def _from_array(arr: Any, device: Device | None) -> Buffer:
+def _from_array(arr: object, device: Device | None) -> Buffer:
     """MAX's third constructor, ``Buffer(shape=ndarray, device=dev)``: a copy
     of the array on ``device``."""
     src = _from_numpy(_np().array(arr, copy=True))
     return src if device is None or device.is_host else src.copy(device)
 
 
-def _to_numpy(self: Buffer) -> Any:
+def _to_numpy(self: Buffer) -> object:
     """The buffer as a numpy array (MAX: ``Buffer.to_numpy``).
 
     Host and staging memory is aliased (no copy: writes go both ways), after
@@ -200,7 +205,7 @@ def _to_numpy(self: Buffer) -> Any:
     return _host_side(self)._as_numpy(npdt)
 
 
-def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
+def _from_dlpack(array: object, *, copy: bool | None = None) -> Buffer:
     """A buffer over any DLPack producer (MAX: ``Buffer.from_dlpack``).
 
     numpy arrays: must be C-contiguous (``ValueError`` otherwise); read-only
@@ -300,7 +305,7 @@ def _dlpack(
     max_version: tuple[int, int] | None = None,
     dl_device: tuple[int, int] | None = None,
     copy: bool | None = None,
-) -> Any:
+) -> object:
     """A DLPack capsule of the buffer (the Python array API's ``__dlpack__``).
 
     A versioned capsule (``dltensor_versioned``, DLPack 1.1) when the
@@ -359,7 +364,7 @@ def _dlpack_device(self: Buffer) -> tuple[int, int]:
     return self._dlpack_device()
 
 
-def _array(self: Buffer, dtype: Any = None, copy: bool | None = None) -> Any:
+def _array(self: Buffer, dtype: object = None, copy: bool | None = None) -> object:
     """numpy's ``__array__`` (``np.asarray(buf)``, ``np.array(buf)``): host
     and staging memory as a zero-copy alias, like :meth:`to_numpy`; with
     ``copy=True`` a private copy, with a ``dtype`` other than the buffer's a
@@ -392,7 +397,7 @@ def _array(self: Buffer, dtype: Any = None, copy: bool | None = None) -> Any:
 # ----------------------------------------------------------- element access
 
 
-def _write_element(view: Buffer, value: Any) -> None:
+def _write_element(view: Buffer, value: object) -> None:
     np = _np()
     dtype = view.dtype
     if dtype in _NUMPY_NATIVE:
@@ -412,7 +417,7 @@ def _write_element(view: Buffer, value: Any) -> None:
     view._copy_from(src._view(dtype, view.shape) if view.shape else src, view.stream)
 
 
-def _setitem(self: Buffer, index: Any, value: Any) -> None:
+def _setitem(self: Buffer, index: object, value: object) -> None:
     """Assigns one element (MAX: ``Buffer.__setitem__``): one integer per
     dimension, negatives wrapping; a rank-0 buffer also takes ``[0]``.
 
@@ -430,7 +435,7 @@ def _setitem(self: Buffer, index: Any, value: Any) -> None:
     _write_element(view, value)
 
 
-def _item(self: Buffer) -> Any:
+def _item(self: Buffer) -> object:
     """The single element as a Python int, float or bool (any shape with
     one element). Waits for the buffer's producer (MAX: synchronizes).
 
@@ -449,7 +454,7 @@ def _item(self: Buffer) -> Any:
     return float(_decode(self.dtype, bits)[0])
 
 
-def _values_for_print(self: Buffer) -> Any:
+def _values_for_print(self: Buffer) -> object:
     host = _host_side(self)
     if self.dtype in _NUMPY_NATIVE:
         return host._as_numpy(self.dtype.to_numpy())
@@ -469,7 +474,7 @@ def _str(self: Buffer) -> str:
 
 
 def _zeros(
-    shape: Union[int, Sequence[int]], dtype: DType, device: Device | None = None, usage: Usage = Usage.DEFAULT
+    shape: int | Sequence[int], dtype: DType, device: Device | None = None, usage: Usage = Usage.DEFAULT
 ) -> Buffer:
     """A new buffer of zeros (MAX: ``Buffer.zeros(shape, dtype, device=None,
     usage=Usage.DEFAULT)``; note the order, shape first). The fill is
@@ -480,7 +485,7 @@ def _zeros(
     return buf
 
 
-def _scalar(value: Any, dtype: DType, device: Device | None = None) -> Buffer:
+def _scalar(value: object, dtype: DType, device: Device | None = None) -> Buffer:
     """A rank-0 buffer holding ``value`` (on the CPU unless ``device``)."""
     buf = Buffer(dtype, (), CPU())
     _write_element(buf, value)
@@ -500,9 +505,9 @@ _MMAP_MODES = {
 
 
 def _mmap(
-    filename: Union[str, os.PathLike],
+    filename: str | os.PathLike,
     dtype: DType,
-    shape: Union[int, Sequence[int]],
+    shape: int | Sequence[int],
     mode: str = "copyonwrite",
     offset: int = 0,
 ) -> Buffer:
@@ -592,7 +597,7 @@ def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
 
 
 def _copy(
-    self: Buffer, device: Union[Device, DeviceQueue, None] = None, *, stream: DeviceQueue | None = None
+    self: Buffer, device: Device | DeviceQueue | None = None, *, stream: DeviceQueue | None = None
 ) -> Buffer:
     """A contiguous deep copy (MAX: ``copy(device=None)`` / ``copy(stream)``)
     on ``device``, or bound to ``stream``; on the buffer's own queue when
@@ -616,7 +621,7 @@ def _copy(
     return out
 
 
-def _to(self: Buffer, target: Any) -> Any:
+def _to(self: Buffer, target: object) -> Buffer | list[Buffer]:
     """The buffer on ``target`` (MAX: ``Buffer.to``): the same object when
     nothing moves; a Buffer bound to another queue of the same device shares
     the memory; otherwise a copy. Staging memory ``.to`` its accelerator is
@@ -661,7 +666,7 @@ def _aligned(self: Buffer, alignment: int | None = None) -> bool:
     return self._data_ptr() % (alignment or self.dtype.align) == 0
 
 
-def _iterate_indices(self: Buffer) -> Any:
+def _iterate_indices(self: Buffer) -> Iterator[tuple[int, ...]]:
     return itertools.product(*(range(n) for n in self.shape))
 
 
@@ -734,7 +739,9 @@ class DevicePinnedBuffer(Buffer):
     # exception from __init__ would leave an instance whose C++ half was
     # never built in the traceback's frames, and touching it (a debugger,
     # pytest's report of locals) crashed the process.
-    def __new__(cls, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> DevicePinnedBuffer:
+    def __new__(
+        cls, dtype: object = None, shape: object = None, device: object = None, **kwargs: object
+    ) -> DevicePinnedBuffer:
         if "_like" not in kwargs:
             owner = device.device if isinstance(device, DeviceQueue) else device
             if owner is not None and not isinstance(owner, Device):
@@ -745,19 +752,19 @@ class DevicePinnedBuffer(Buffer):
                 raise ValueError("DevicePinnedBuffer requires a non-host device")
         return super().__new__(cls)
 
-    def __init__(self, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> None:
+    def __init__(self, dtype: object = None, shape: object = None, device: object = None, **kwargs: object) -> None:
         if "_like" in kwargs:
             super().__init__(_like=kwargs["_like"])
             return
         super().__init__(dtype, shape, device, usage=Usage.STAGING | Usage.UNTRACKED)
 
     @staticmethod
-    def zeros(shape: Any, dtype: DType, device: Any = None) -> DevicePinnedBuffer:  # type: ignore[override]
+    def zeros(shape: object, dtype: DType, device: object = None) -> DevicePinnedBuffer:  # type: ignore[override]
         buf = DevicePinnedBuffer(dtype, shape, device)
         buf._fill_zero()
         return buf
 
-    def __getitem__(self, index: Any) -> DevicePinnedBuffer:
+    def __getitem__(self, index: object) -> DevicePinnedBuffer:
         return DevicePinnedBuffer(_like=Buffer.__getitem__(self, index))
 
     def view(self, dtype: DType, shape: Sequence[int] | None = None) -> DevicePinnedBuffer:  # type: ignore[override]
