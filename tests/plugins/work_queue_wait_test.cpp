@@ -1,6 +1,7 @@
 // Unit tests of WorkQueue's and Event's waits (spin, then park: spin_wait.hpp),
 // the chunk ring that never returns memory while the queue lives, and the
-// inline run of an operation on an idle queue (run_now_if_idle).
+// inline run of an operation or marker on an idle queue (enqueue_or_run,
+// enqueue_marker).
 
 #if __has_include(<catch2/catch_test_macros.hpp>)
 #include <catch2/catch_test_macros.hpp>
@@ -233,34 +234,166 @@ TEST_CASE("WorkQueue ring: a 1-deep queue and deep bursts keep order and reuse t
   }
 }
 
-TEST_CASE("WorkQueue: run_now_if_idle runs on the caller only when nothing is ahead",
+namespace {
+
+// Calls enqueue_or_run until its operation runs on the calling thread (the
+// worker has parked, a few microseconds after its last operation), for up
+// to 5 s; true when it did. Each try that was queued is waited for.
+bool ran_inline_eventually(WorkQueue& q) {
+  const std::thread::id me = std::this_thread::get_id();
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::atomic<bool> here{false};
+    if (q.enqueue_or_run({}, [&]() noexcept { here = std::this_thread::get_id() == me; }) != AXL_SUCCESS)
+      return false;
+    if (q.synchronize().status != AXL_SUCCESS) return false;
+    if (here.load()) return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("WorkQueue: enqueue_or_run runs on the caller only when nothing is ahead",
           "[common][wait]") {
   WorkQueue q;
   const std::thread::id me = std::this_thread::get_id();
-  std::thread::id where;
-  CHECK(q.run_now_if_idle([&]() noexcept { where = std::this_thread::get_id(); }));
-  CHECK(where == me);
-  // Behind a held operation it refuses, and the caller enqueues instead.
+  CHECK(ran_inline_eventually(q));
+  // Behind a held operation it is queued and runs after it, on the worker.
   Gate gate;
   REQUIRE(gate.close(q) == AXL_SUCCESS);
-  bool ran = false;
-  CHECK(!q.run_now_if_idle([&]() noexcept { ran = true; }));
-  CHECK(!ran);
-  // From the queue's own worker (its operation is still pending) too.
-  std::atomic<int> inner{-1};
-  REQUIRE(q.enqueue({}, [&] { inner = q.run_now_if_idle([]() noexcept {}) ? 1 : 0; }) ==
-          AXL_SUCCESS);
+  gate.wait_entered();
+  std::atomic<bool> ran{false};
+  std::thread::id where = me;
+  REQUIRE(q.enqueue_or_run({}, [&]() noexcept {
+    where = std::this_thread::get_id();
+    ran = true;
+  }) == AXL_SUCCESS);
+  std::this_thread::sleep_for(2ms);
+  CHECK(!ran.load());
+  // From the queue's own worker too (its operation is still pending).
+  std::atomic<int> inner{0};
+  REQUIRE(q.enqueue({}, [&] {
+    const std::thread::id worker = std::this_thread::get_id();
+    q.enqueue_or_run({}, [&, worker]() noexcept { inner = std::this_thread::get_id() == worker ? 2 : 1; });
+    if (inner.load() == 0) inner = -1;  // not run yet: queued, as it must be
+  }) == AXL_SUCCESS);
   gate.open();
   REQUIRE(q.synchronize().status == AXL_SUCCESS);
-  CHECK(inner.load() == 0);
-  // Drained: idle again.
-  CHECK(q.run_now_if_idle([&]() noexcept { ran = true; }));
-  CHECK(ran);
+  CHECK(ran.load());
+  CHECK(where != me);
+  CHECK(inner.load() == 2);  // queued by the callback, then run by the worker after it
+  // Drained: inline again.
+  CHECK(ran_inline_eventually(q));
   // A priced queue (the virtual backend's) always hands work to its worker.
   WorkQueue::Options priced;
   priced.cost_hook = [](const OpInfo&) -> uint64_t { return 0; };
   WorkQueue p(priced);
-  CHECK(!p.run_now_if_idle([]() noexcept {}));
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(1ms);  // long enough for its worker to park
+    std::atomic<bool> here{true};
+    REQUIRE(p.enqueue_or_run({}, [&]() noexcept { here = std::this_thread::get_id() == me; }) == AXL_SUCCESS);
+    REQUIRE(p.synchronize().status == AXL_SUCCESS);
+    CHECK(!here.load());
+  }
+  // Stopped: refused, not run.
   q.stop();
-  CHECK(!q.run_now_if_idle([]() noexcept {}));
+  ran = false;
+  CHECK(q.enqueue_or_run({}, [&]() noexcept { ran = true; }) == AXL_ERROR_INVALID_STATE);
+  CHECK(!ran.load());
+}
+
+TEST_CASE("WorkQueue: enqueue_or_run keeps one thread's order with queued operations",
+          "[common][wait]") {
+  // A queued operation wakes the parked worker; an enqueue_or_run right
+  // behind it, before the worker is up, must queue too. Pauses let the
+  // worker park so both paths are taken many times.
+  WorkQueue q;
+  const std::thread::id me = std::this_thread::get_id();
+  std::atomic<int> next{0};
+  std::atomic<bool> ordered{true};
+  std::atomic<int> inline_runs{0};
+  constexpr int kOps = 4000;
+  for (int i = 0; i < kOps; ++i) {
+    auto step = [&, i] {
+      if (next.load() != i) ordered = false;
+      next = i + 1;
+    };
+    if (i % 3 == 0) {
+      REQUIRE(q.enqueue({}, step) == AXL_SUCCESS);
+    } else {
+      REQUIRE(q.enqueue_or_run({}, [&, step]() noexcept {
+        if (std::this_thread::get_id() == me) inline_runs++;
+        step();
+      }) == AXL_SUCCESS);
+    }
+    if (i % 16 == 15) std::this_thread::sleep_for(200us);
+  }
+  REQUIRE(q.synchronize().status == AXL_SUCCESS);
+  CHECK(ordered.load());
+  CHECK(next.load() == kOps);
+  CHECK(inline_runs.load() > 0);  // the idle path was taken
+}
+
+TEST_CASE("WorkQueue: enqueue_marker reports the pending failure, inline or queued",
+          "[common][wait]") {
+  WorkQueue q;
+  const std::thread::id me = std::this_thread::get_id();
+  REQUIRE(q.enqueue({}, [](std::string& m) {
+    m = "first";
+    return AXL_ERROR_INTERNAL;
+  }) == AXL_SUCCESS);
+  // Waits for the failure without clearing it (synchronize would).
+  while (q.pending_error().status == AXL_SUCCESS) std::this_thread::yield();
+  bool inline_seen = false;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!inline_seen && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+    std::atomic<bool> here{false};
+    std::atomic<int> status{-1};
+    std::string message;
+    REQUIRE(q.enqueue_marker({}, [&](SyncResult r) noexcept {
+      message = r.message;
+      here = std::this_thread::get_id() == me;
+      status = r.status;
+    }) == AXL_SUCCESS);
+    while (status.load() == -1) std::this_thread::yield();
+    CHECK(status.load() == AXL_ERROR_INTERNAL);
+    CHECK(message == "first");
+    inline_seen = here.load();
+  }
+  CHECK(inline_seen);
+  // Behind a held operation the marker waits for it.
+  Gate gate;
+  REQUIRE(gate.close(q) == AXL_SUCCESS);
+  std::atomic<bool> reached{false};
+  REQUIRE(q.enqueue_marker({}, [&](SyncResult) noexcept { reached = true; }) == AXL_SUCCESS);
+  std::this_thread::sleep_for(2ms);
+  CHECK(!reached.load());
+  gate.open();
+  const SyncResult r = q.synchronize();
+  CHECK(reached.load());
+  CHECK(r.status == AXL_ERROR_INTERNAL);  // the markers did not clear it
+}
+
+TEST_CASE("Event: a record on an idle queue is complete when it returns", "[common][wait]") {
+  WorkQueue q;
+  REQUIRE(ran_inline_eventually(q));
+  // The worker stays parked while everything runs inline, so each of these
+  // records completes on the caller.
+  Ref<Event> e = make_ref<Event>();
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(e->record(q) == AXL_SUCCESS);
+    CHECK(e->query());
+    CHECK(e->synchronize().status == AXL_SUCCESS);
+  }
+  // A record behind held work is not.
+  Gate gate;
+  REQUIRE(gate.close(q) == AXL_SUCCESS);
+  REQUIRE(e->record(q) == AXL_SUCCESS);
+  CHECK(!e->query());
+  gate.open();
+  CHECK(e->synchronize().status == AXL_SUCCESS);
+  CHECK(e->query());
 }

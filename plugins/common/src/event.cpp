@@ -19,9 +19,12 @@ uint64_t steady_now_ns() noexcept {
 axl_status Event::record(WorkQueue& queue) {
   std::lock_guard<std::mutex> lk(record_mu_);
   const uint64_t gen = recorded_.load(std::memory_order_relaxed) + 1;
-  const axl_status status =
-      queue.enqueue(OpInfo{OpKind::kEventRecord, 0},
-                    [self = Ref<Event>(this), gen, q = &queue] { self->complete(gen, q->pending_error()); });
+  // On an idle queue the marker completes at once (enqueue_marker): nothing
+  // is ahead of it, and waking the worker for it would cost a waiter more
+  // than the work it marks.
+  const axl_status status = queue.enqueue_marker(
+      OpInfo{OpKind::kEventRecord, 0},
+      [self = Ref<Event>(this), gen](SyncResult pending) noexcept { self->complete(gen, std::move(pending)); });
   // Published after the enqueue: a marker that already ran only makes
   // completed_ briefly ahead, which query() reads as complete anyway.
   if (status == AXL_SUCCESS) recorded_.store(gen, std::memory_order_release);

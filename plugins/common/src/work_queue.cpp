@@ -56,6 +56,7 @@ void delete_chunk_ring(auto* first) {
 
 WorkQueue::WorkQueue(Options options)
     : options_(std::move(options)),
+      may_run_now_(!options_.cost_hook),
       capacity_(options_.capacity != 0 ? options_.capacity : kDefaultCapacity) {
   auto first = std::make_unique<Chunk>();
   chunks_allocated_ = 1;
@@ -145,6 +146,9 @@ void WorkQueue::publish_locked(std::unique_lock<std::mutex>& lk) {
   ++tail_index_;
   enqueued_.store(enqueued_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   const bool wake = worker_sleeping_;
+  // Pending work from here on: a later enqueue_or_run must queue behind it
+  // even before the worker has woken.
+  worker_sleeping_ = false;
   lk.unlock();
   // Notifying after unlocking saves the woken worker from blocking on mu_.
   if (wake) work_cv_.notify_one();
@@ -167,9 +171,15 @@ SyncResult WorkQueue::synchronize() {
   if (!reached) wait_completed_locked(lk, target, nullptr);
   // The worker records a failure under mu_ before it counts the operation
   // as completed, so every failure up to `target` is visible here.
-  SyncResult result{first_error_, std::move(first_error_message_)};
-  first_error_ = AXL_SUCCESS;
-  first_error_message_.clear();
+  SyncResult result;
+  // Written only when there is a failure to hand out: the line also holds
+  // enqueued_, which a spinning worker polls, so a write on every wait
+  // would take it from the worker and back once more per round trip.
+  if (first_error_ != AXL_SUCCESS) {
+    result = {first_error_, std::move(first_error_message_)};
+    first_error_ = AXL_SUCCESS;
+    first_error_message_.clear();
+  }
   return result;
 }
 

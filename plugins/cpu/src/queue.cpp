@@ -1,5 +1,6 @@
 // Queues: each is a WorkQueue whose worker thread does the copies and fills
-// itself, with memcpy/memset, in enqueue order.
+// itself, with memcpy/memset, in enqueue order (a small copy on an idle
+// queue runs on the calling thread instead: enqueue_copy).
 #include <algorithm>
 #include <cstring>
 
@@ -18,6 +19,22 @@ void* ptr(axl_devaddr a) noexcept { return reinterpret_cast<void*>(a); }
 // A refused enqueue, reported (host_queue_slots.hpp).
 axl_status enqueue_failed(axl_status status, const char* what) {
   return common::enqueue_result(fail, status, what);
+}
+
+// Copies up to this size run on the calling thread when the queue is idle
+// (WorkQueue::enqueue_or_run): a microsecond of memcpy at most, less than
+// waking a parked worker and waiting for it. Larger ones stay asynchronous,
+// so the caller's own work still overlaps them.
+constexpr uint64_t kInlineCopyMaxBytes = 16 * 1024;
+
+// Enqueues one copy, or runs it now when it is small and the queue idle
+// (`copy` is noexcept, as enqueue_or_run needs).
+template <class Copy>
+axl_status enqueue_copy(Queue* q, OpKind kind, uint64_t bytes, Copy copy) {
+  const OpInfo info{kind, bytes};
+  const axl_status s = bytes <= kInlineCopyMaxBytes ? q->work.enqueue_or_run(info, copy)
+                                                    : q->work.enqueue(info, copy);
+  return s == AXL_SUCCESS ? s : enqueue_failed(s, "a copy");
 }
 
 // Repeats the `size`-byte value `value` (its native byte order, as the
@@ -90,9 +107,9 @@ axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
   return guarded("queue_copy_htod", [&]() -> axl_status {
     Queue* q = from(queue);
     void* d = ptr(dst);
-    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyHtoD, bytes},
-                                         [d, src, bytes] { std::memcpy(d, src, bytes); });
-    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    if (axl_status s = enqueue_copy(q, OpKind::kCopyHtoD, bytes,
+                                    [d, src, bytes]() noexcept { std::memcpy(d, src, bytes); }))
+      return s;
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_HTOD, "memcpy_htod", bytes);
     return AXL_SUCCESS;
@@ -103,9 +120,9 @@ axl_status queue_copy_dtoh(axl_pqueue queue, void* dst, axl_devaddr src, uint64_
   return guarded("queue_copy_dtoh", [&]() -> axl_status {
     Queue* q = from(queue);
     const void* s_ptr = ptr(src);
-    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyDtoH, bytes},
-                                         [dst, s_ptr, bytes] { std::memcpy(dst, s_ptr, bytes); });
-    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    if (axl_status s = enqueue_copy(q, OpKind::kCopyDtoH, bytes,
+                                    [dst, s_ptr, bytes]() noexcept { std::memcpy(dst, s_ptr, bytes); }))
+      return s;
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOH, "memcpy_dtoh", bytes);
     return AXL_SUCCESS;
@@ -120,9 +137,9 @@ axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
     const void* s_ptr = ptr(src);
     // memmove: the core's strided copies may hand over overlapping ranges of
     // one allocation, and on the host that costs nothing extra.
-    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyDtoD, bytes},
-                                         [d, s_ptr, bytes] { std::memmove(d, s_ptr, bytes); });
-    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    if (axl_status s = enqueue_copy(q, OpKind::kCopyDtoD, bytes,
+                                    [d, s_ptr, bytes]() noexcept { std::memmove(d, s_ptr, bytes); }))
+      return s;
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, "memcpy_dtod", bytes);
     return AXL_SUCCESS;
@@ -136,9 +153,9 @@ axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice, axl_devaddr dst, axl_p
     Queue* q = from(queue);
     void* d = ptr(dst);
     const void* s_ptr = ptr(src);
-    const axl_status s = q->work.enqueue(OpInfo{OpKind::kCopyPeer, bytes},
-                                         [d, s_ptr, bytes] { std::memmove(d, s_ptr, bytes); });
-    if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
+    if (axl_status s = enqueue_copy(q, OpKind::kCopyPeer, bytes,
+                                    [d, s_ptr, bytes]() noexcept { std::memmove(d, s_ptr, bytes); }))
+      return s;
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, "memcpy_peer", bytes);
     return AXL_SUCCESS;

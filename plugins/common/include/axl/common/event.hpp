@@ -21,7 +21,9 @@ class Event : public RefCounted<Event> {
   // the event completes and takes a timestamp. Each record starts a new
   // generation, so an event can be recorded again while an older record is
   // still pending; waiters and synchronize always refer to the newest record
-  // at the moment they were called. Returns the enqueue's status.
+  // at the moment they were called. On an idle queue (nothing pending) the
+  // record completes before this returns (WorkQueue::enqueue_marker).
+  // Returns the enqueue's status.
   axl_status record(WorkQueue& queue);
 
   // Enqueues on `queue` an operation that blocks its worker until the
@@ -49,7 +51,8 @@ class Event : public RefCounted<Event> {
   friend class RefCounted<Event>;
   ~Event() = default;
 
-  // Runs on a queue worker when generation `gen`'s marker is reached;
+  // Runs on a queue worker when generation `gen`'s marker is reached (on
+  // the recording thread when the queue was idle);
   // `error` is the queue's unreported failure at that point.
   void complete(uint64_t gen, SyncResult error) noexcept;
   // Blocks until generation `gen` (or a later one) has completed.

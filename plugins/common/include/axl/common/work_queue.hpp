@@ -122,17 +122,28 @@ class WorkQueue {
   template <class F>
   axl_status enqueue(OpInfo info, F&& op);
 
-  // Runs `op` (a noexcept callable returning void) on the calling thread
-  // and returns true when the queue is idle: every operation enqueued so far
-  // has finished, and the queue is neither stopping nor priced by a cost
-  // hook. Otherwise does nothing and returns false; the caller enqueues
-  // `op` instead. For an operation cheaper than handing it to the worker (a
-  // small host copy): nothing is ahead of it, so running it now keeps the
-  // queue's order, and the enqueue lock, held while it runs, keeps a
-  // concurrent enqueue from overtaking it. It is not counted as an
-  // operation (synchronize and events have nothing to wait for).
+  // Like enqueue, but when the queue is idle (its worker parked with every
+  // earlier operation finished; never while stopping, never on a queue
+  // priced by a cost hook) runs `op` on the calling thread before returning
+  // instead of waking the worker for it: for an operation cheaper than that
+  // hand-off (a small host copy). Nothing is ahead of it, so order is kept,
+  // and enqueue's lock, held while it runs, keeps a concurrent enqueue from
+  // overtaking it; it is decided inside enqueue's one critical section, so
+  // an operation that is queued costs what enqueue's does. An operation run
+  // here is not counted (synchronize and events have nothing left to wait
+  // for). `op` returns void, is noexcept (it has no slot to report a
+  // failure through), fits a slot and must not call back into this queue.
   template <class F>
-  bool run_now_if_idle(F&& op);
+  axl_status enqueue_or_run(OpInfo info, F&& op);
+
+  // A marker (an event record): calls `reached(SyncResult pending)` once
+  // every operation enqueued before it has run, with the failure
+  // synchronize would report at that point (pending_error()). On an idle
+  // queue it is called at once on the calling thread, as enqueue_or_run
+  // runs its operation; otherwise it runs as an operation on the worker.
+  // `reached` is noexcept and must not call back into this queue.
+  template <class F>
+  axl_status enqueue_marker(OpInfo info, F&& reached);
 
   // Why the calling thread's latest refused enqueue (on any queue) was
   // refused, as one sentence for an error message.
@@ -225,6 +236,12 @@ class WorkQueue {
     delete *std::launder(reinterpret_cast<Fn**>(s.storage));
   }
 
+  // What enqueue and its variants share. `now` is std::nullptr_t (always
+  // queue `op`) or a callable run under mu_ instead of queuing `op` when
+  // the worker is parked and the queue may run work inline.
+  template <class F, class Now>
+  axl_status submit(OpInfo info, F&& op, Now&& now);
+
   // The slow path of enqueue on a queue that looked full: refreshes
   // completed_seen_ and, while the queue is still full, waits for room (see
   // Options). Needs mu_ via lk and holds it again on return.
@@ -260,7 +277,11 @@ class WorkQueue {
   std::condition_variable done_cv_;  // synchronize waits for completion
   Chunk* tail_chunk_ = nullptr;      // where the next enqueue writes
   uint32_t tail_index_ = 0;
-  bool worker_sleeping_ = false;     // guarded by mu_
+  // Guarded by mu_. Set by the worker as it parks with every operation
+  // finished, cleared by the enqueue that wakes it: while set, nothing is
+  // pending, so enqueue_or_run may run its operation on the caller.
+  bool worker_sleeping_ = false;
+  const bool may_run_now_;           // no cost hook: see enqueue_or_run
   bool stopping_ = false;            // guarded by mu_
   // At most capacity_ slots are pending, so the ring never exceeds
   // capacity_ / kSlots + 2 chunks and a full queue allocates nothing.
@@ -314,13 +335,51 @@ class WorkQueue {
 
 template <class F>
 axl_status WorkQueue::enqueue(OpInfo info, F&& op) {
+  return submit(info, std::forward<F>(op), nullptr);
+}
+
+template <class F>
+axl_status WorkQueue::enqueue_or_run(OpInfo info, F&& op) {
+  static_assert(std::is_nothrow_invocable_r_v<void, F&>,
+                "an operation run inline cannot fail: it has no slot to report through");
+  return submit(info, std::forward<F>(op), [&op]() noexcept { op(); });
+}
+
+template <class F>
+axl_status WorkQueue::enqueue_marker(OpInfo info, F&& reached) {
+  static_assert(std::is_nothrow_invocable_v<F&, SyncResult>, "a marker's callback is noexcept");
+  struct Marker {
+    WorkQueue* queue;
+    std::decay_t<F> reached;
+    void operator()() { reached(queue->pending_error()); }
+  };
+  Marker m{this, std::forward<F>(reached)};
+  // Inline, mu_ is held, so the failure is read directly (pending_error()
+  // would take mu_ again); `m` is moved into a slot only when queued.
+  // Copying the message may throw bad_alloc, as enqueue may.
+  return submit(info, std::move(m),
+                [&m, this] { m.reached(SyncResult{first_error_, first_error_message_}); });
+}
+
+template <class F, class Now>
+axl_status WorkQueue::submit(OpInfo info, F&& op, [[maybe_unused]] Now&& now) {
   using Fn = std::decay_t<F>;
   constexpr bool kInline = sizeof(Fn) <= kInlineBytes &&
                            alignof(Fn) <= alignof(std::max_align_t) &&
                            std::is_nothrow_constructible_v<Fn, F&&>;
+  constexpr bool kMayRunNow = !std::is_null_pointer_v<std::decay_t<Now>>;
+  static_assert(kInline || !kMayRunNow, "an operation that may run inline fits a slot");
   if constexpr (kInline) {
     std::unique_lock<std::mutex> lk(mu_);
     if (stopping_) return refuse_stopped();
+    if constexpr (kMayRunNow) {
+      // The worker parks only with everything finished, and its effects
+      // are ordered before this through mu_.
+      if (worker_sleeping_ && may_run_now_) {
+        now();
+        return AXL_SUCCESS;
+      }
+    }
     if (looks_full_locked()) {
       if (axl_status st = wait_for_room_locked(lk)) return st;
     }
@@ -346,20 +405,6 @@ axl_status WorkQueue::enqueue(OpInfo info, F&& op) {
     publish_locked(lk);
   }
   return AXL_SUCCESS;
-}
-
-template <class F>
-bool WorkQueue::run_now_if_idle(F&& op) {
-  static_assert(std::is_nothrow_invocable_r_v<void, F&>,
-                "an inline op cannot fail: it has no slot to report through");
-  if (options_.cost_hook) return false;
-  std::lock_guard<std::mutex> lk(mu_);
-  // completed_ is stored after an operation's effects, so equal counts mean
-  // everything enqueued has run (a host callback calling this finds its
-  // own operation still counted as pending and is refused).
-  if (stopping_ || completed_.load() != enqueued_.load(std::memory_order_relaxed)) return false;
-  op();
-  return true;
 }
 
 }  // namespace axl::common
