@@ -7,6 +7,7 @@
 
 #include "internal.hpp"
 #include "profile.hpp"
+#include "spin_lock.hpp"
 #include "trace_log.hpp"
 
 namespace axl::core {
@@ -18,35 +19,33 @@ struct QueueTag {
 };
 
 // The queue the last record came from (a trace is mostly one queue's
-// work), so that a record normally skips both map lookups.
+// work), so that a record normally skips the map lookup.
 struct LastQueue {
   bool valid = false;
   uint64_t trace_id = 0;
   QueueTag tag{};
-  uint32_t stream = kNoStream;  // kNoStream: none assigned in this trace yet
-  static constexpr uint32_t kNoStream = UINT32_MAX;
 };
 
 struct TraceState {
   std::atomic<bool> active{false};
-  std::mutex mu;
+  // Held by every record: a spin lock, see spin_lock.hpp.
+  SpinLock mu;
   bool include_host = false;
   TraceLog log;
-  std::unordered_map<uint64_t, uint32_t> stream_index;
   std::unordered_map<uint64_t, QueueTag> queues;  // all queues ever created
-  LastQueue last;  // reset whenever either map changes
+  LastQueue last;  // reset whenever `queues` changes
   std::atomic<uint64_t> next_queue_id{1};
 };
 
-TraceState& state() {
-  static TraceState* t = new TraceState();  // leaked: plugins may report during exit
-  return *t;
-}
+// Leaked: plugins may report during exit. Made when the library loads, before
+// any plugin is: a function-local static cost every record a guard check.
+TraceState& g_state = *new TraceState();
+TraceState& state() { return g_state; }
 
 // The semantic hash: deterministic and address-free by construction. Each
 // step mixes a whole 64-bit word (xor, multiply, fold the high half down),
 // so an entry takes about a dozen steps where byte-at-a-time FNV-1a took
-// about 80 (15% of a traced launch); and it runs at take (take_hashes), not
+// about 80 (15% of a traced launch); and it runs at take (take_finish), not
 // per launch. Nothing stores these values across processes (they are
 // compared within a program), so the function may change.
 struct Hasher {
@@ -74,12 +73,78 @@ struct Hasher {
   }
 };
 
-// Replaces each entry's parked args_hash by its semantic hash. At take, not
-// per launch: a launch then pays for copying its record and nothing more.
-void take_hashes(std::vector<axl_launch_trace_entry>& entries) {
+// What a record leaves for take to finish. A record copies the plugin's
+// fields as they come, whatever the kind (a launch's record has its copy
+// and fill fields zero anyway), parking the queue's trace id in `sequence`
+// and the plugin's args_hash in `semantic_hash`: each field chosen by kind,
+// the stream index and the hash cost a traced launch about 60 instructions
+// more when the record did them (callgrind, bench_trace_on).
+void park(axl_launch_trace_entry& e, const axl_trace_record& rec, const char* name, uint32_t device_id) {
+  e.kind = rec.kind;
+  e.memcpy_kind = rec.memcpy_kind;
+  e.name = name;
+  e.semantic_hash = rec.args_hash;
+  std::memcpy(e.grid, rec.grid, sizeof e.grid);
+  std::memcpy(e.block, rec.block, sizeof e.block);
+  e.shared_mem_bytes = rec.shared_mem_bytes;
+  e.device_id = device_id;
+  e.memcpy_byte_size = rec.memcpy_bytes;
+  e.memset_byte_size = rec.memset_bytes;
+  e.memset_value = rec.memset_value;
+  e.memset_value_size = rec.memset_value_size;
+  e.sequence = rec.queue_trace_id;
+}
+
+// Stream indices in first-seen order, from the parked queue ids in enqueue
+// order. The last queue is cached: a trace is mostly one queue's work.
+class StreamIndex {
+ public:
+  uint32_t of(uint64_t queue_trace_id) {
+    if (queue_trace_id == last_id_ && last_valid_) return last_;
+    auto [it, fresh] = index_.try_emplace(queue_trace_id, static_cast<uint32_t>(index_.size()));
+    (void)fresh;
+    last_id_ = queue_trace_id;
+    last_valid_ = true;
+    return last_ = it->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint32_t> index_;
+  uint64_t last_id_ = 0;
+  uint32_t last_ = 0;
+  bool last_valid_ = false;
+};
+
+// Turns parked entries (park) into what axl_launch_trace_entries returns:
+// fields that do not belong to an entry's kind zeroed, the stream index, the
+// sequence number and the semantic hash. At take, not per launch.
+void take_finish(std::vector<axl_launch_trace_entry>& entries) {
+  StreamIndex streams;
   const char* last_name = nullptr;  // names are interned: runs share a pointer
   uint64_t name_hash = 0;
-  for (axl_launch_trace_entry& e : entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    axl_launch_trace_entry& e = entries[i];
+    const bool launch = e.kind == AXL_TRACE_KERNEL_LAUNCH;
+    const bool copy = e.kind == AXL_TRACE_MEMCPY;
+    const bool fill = e.kind == AXL_TRACE_MEMSET;
+    e.struct_size = sizeof e;
+    if (!copy) {
+      e.memcpy_kind = AXL_MEMCPY_NONE;
+      e.memcpy_byte_size = 0;
+    }
+    if (!launch) {
+      e.semantic_hash = 0;
+      for (int d = 0; d < 3; ++d) e.grid[d] = e.block[d] = 0;
+      e.shared_mem_bytes = 0;
+    }
+    if (!fill) {
+      e.memset_byte_size = 0;
+      e.memset_value = 0;
+      e.memset_value_size = 0;
+    }
+    e.stream_index = streams.of(e.sequence);
+    e.sequence = i;
+
     if (e.name != last_name) {
       Hasher n;
       n.bytes(e.name, std::strlen(e.name));
@@ -101,22 +166,11 @@ void take_hashes(std::vector<axl_launch_trace_entry>& entries) {
   }
 }
 
-// The stream index of `queue_trace_id` in the current trace; tag_of() has
-// just made it the cached last queue.
-uint32_t stream_of(TraceState& t, uint64_t queue_trace_id) {
-  if (t.last.stream != LastQueue::kNoStream) return t.last.stream;
-  auto [it, fresh] = t.stream_index.try_emplace(queue_trace_id,
-                                                static_cast<uint32_t>(t.stream_index.size()));
-  (void)fresh;
-  return t.last.stream = it->second;
-}
-
 // The tag of `queue_trace_id`; makes it the cached last queue.
 QueueTag tag_of(TraceState& t, uint64_t queue_trace_id) {
   if (t.last.valid && t.last.trace_id == queue_trace_id) return t.last.tag;
   auto qi = t.queues.find(queue_trace_id);
-  t.last = LastQueue{true, queue_trace_id, qi == t.queues.end() ? QueueTag{0, false} : qi->second,
-                     LastQueue::kNoStream};
+  t.last = LastQueue{true, queue_trace_id, qi == t.queues.end() ? QueueTag{0, false} : qi->second};
   return t.last.tag;
 }
 
@@ -125,7 +179,7 @@ QueueTag tag_of(TraceState& t, uint64_t queue_trace_id) {
 bool tracing_wanted(TraceState& t, const Backend* b) {
   if (profile_launches_wanted()) return true;
   if (!t.active.load()) return false;
-  std::lock_guard<std::mutex> lk(t.mu);
+  std::lock_guard<SpinLock> lk(t.mu);
   return t.include_host || !b->is_host();
 }
 
@@ -149,7 +203,7 @@ uint64_t trace_next_queue_id() { return state().next_queue_id.fetch_add(1); }
 
 void trace_register_queue(uint64_t trace_id, uint32_t device_id, bool is_host) {
   TraceState& t = state();
-  std::lock_guard<std::mutex> lk(t.mu);
+  std::lock_guard<SpinLock> lk(t.mu);
   t.queues[trace_id] = QueueTag{device_id, is_host};
   t.last = LastQueue{};
 }
@@ -168,34 +222,14 @@ void host_trace_record(void* ctx, const axl_trace_record* rec) {
   bool profiling = profile_launches_wanted();
   if (!rec || (!profiling && !t.active.load(std::memory_order_relaxed))) return;
   if (rec->struct_size < offsetof(axl_trace_record, args_hash)) return;
-  std::lock_guard<std::mutex> lk(t.mu);
+  std::lock_guard<SpinLock> lk(t.mu);
   const QueueTag tag = tag_of(t, rec->queue_trace_id);
   if (profiling) profile_record_launch(*rec, tag.device_id, tag.is_host);
   if (!t.active.load(std::memory_order_relaxed)) return;
   if (tag.is_host && !t.include_host) return;
-  // Every field is written: the slot may hold an entry of an earlier trace.
-  axl_launch_trace_entry& e = t.log.append();
-  const bool launch = rec->kind == AXL_TRACE_KERNEL_LAUNCH;
-  const bool copy = rec->kind == AXL_TRACE_MEMCPY;
-  const bool fill = rec->kind == AXL_TRACE_MEMSET;
-  e.struct_size = sizeof e;
-  e.kind = rec->kind;
-  e.memcpy_kind = copy ? rec->memcpy_kind : AXL_MEMCPY_NONE;
-  e.name = t.log.intern(rec->name ? rec->name : "");
-  // The plugin's args_hash, parked here: take_hashes() computes the real one.
-  e.semantic_hash = launch ? rec->args_hash : 0;
-  for (int d = 0; d < 3; ++d) {
-    e.grid[d] = launch ? rec->grid[d] : 0;
-    e.block[d] = launch ? rec->block[d] : 0;
-  }
-  e.shared_mem_bytes = launch ? rec->shared_mem_bytes : 0;
-  e.stream_index = stream_of(t, rec->queue_trace_id);
-  e.device_id = tag.device_id;
-  e.memcpy_byte_size = copy ? rec->memcpy_bytes : 0;
-  e.memset_byte_size = fill ? rec->memset_bytes : 0;
-  e.memset_value = fill ? rec->memset_value : 0;
-  e.memset_value_size = fill ? rec->memset_value_size : 0;
-  e.sequence = t.log.size() - 1;
+  // The slot may hold an entry of an earlier trace: park writes every field
+  // that take_finish reads.
+  park(t.log.append(), *rec, t.log.intern(rec->name ? rec->name : ""), tag.device_id);
 }
 
 }  // namespace axl::core
@@ -212,10 +246,8 @@ AXL_API axl_status axl_launch_trace_begin(uint32_t flags) {
     TraceState& t = state();
     bool include_host = flags & AXL_LAUNCH_TRACE_INCLUDE_HOST;
     {
-      std::lock_guard<std::mutex> lk(t.mu);
+      std::lock_guard<SpinLock> lk(t.mu);
       t.log.clear();
-      t.stream_index.clear();
-      t.last = LastQueue{};
       t.include_host = include_host;
       t.active.store(true);
     }
@@ -231,18 +263,16 @@ AXL_API axl_status axl_launch_trace_take(axl_launch_trace_t* out) {
     TraceLog log;
     bool was_active;
     {
-      std::lock_guard<std::mutex> lk(t.mu);
+      std::lock_guard<SpinLock> lk(t.mu);
       was_active = t.active.exchange(false);
       std::swap(log, t.log);
-      t.stream_index.clear();
-      t.last = LastQueue{};
     }
     if (was_active) sync_tracing_all();
     // Outside the lock: flattening and hashing a long trace take a while.
     std::unique_ptr<TraceRecording> rec = log.take();
-    take_hashes(rec->entries);
+    take_finish(rec->entries);
     {
-      std::lock_guard<std::mutex> lk(t.mu);
+      std::lock_guard<SpinLock> lk(t.mu);
       t.log.adopt_spares(log);
     }
     auto obj = std::make_unique<TraceObj>(std::move(rec));

@@ -68,22 +68,31 @@ struct TraceRecording {
 
 class TraceLog {
  public:
+  TraceLog() = default;
+  // A moved-from log is empty (its cursor must not point into chunks it no
+  // longer owns).
+  TraceLog(TraceLog&& o) noexcept { *this = std::move(o); }
+  TraceLog& operator=(TraceLog&& o) noexcept {
+    chunks_ = std::move(o.chunks_);
+    spares_ = std::move(o.spares_);
+    next_ = std::exchange(o.next_, nullptr);
+    end_ = std::exchange(o.end_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    names_ = std::move(o.names_);
+    std::copy(std::begin(o.interned_), std::end(o.interned_), std::begin(interned_));
+    std::fill(std::begin(o.interned_), std::end(o.interned_), Interned{});
+    return *this;
+  }
+
   size_t size() const { return size_; }
 
   // Where the next entry goes (its bytes are stale: write every field);
-  // valid until the next append.
+  // valid until the next append. A cursor into the last chunk: this is on
+  // every traced launch.
   axl_launch_trace_entry& append() {
-    if (used_ == kChunkEntries) {
-      if (spares_.empty()) {
-        chunks_.push_back(std::make_unique_for_overwrite<axl_launch_trace_entry[]>(kChunkEntries));
-      } else {
-        chunks_.push_back(std::move(spares_.back()));
-        spares_.pop_back();
-      }
-      used_ = 0;
-    }
+    if (next_ == end_) grow();
     ++size_;
-    return chunks_.back()[used_++];
+    return *next_++;
   }
 
   // The trace's copy of the NUL-terminated name `s`. A trace holds few
@@ -108,7 +117,7 @@ class TraceLog {
     auto out = std::make_unique<TraceRecording>();
     out->entries.reserve(size_);
     for (size_t c = 0; c < chunks_.size(); ++c) {
-      const size_t n = c + 1 == chunks_.size() ? used_ : kChunkEntries;
+      const size_t n = c + 1 == chunks_.size() ? size_ - c * kChunkEntries : kChunkEntries;
       out->entries.insert(out->entries.end(), chunks_[c].get(), chunks_[c].get() + n);
     }
     out->names = std::move(names_);
@@ -123,7 +132,7 @@ class TraceLog {
       chunks_.pop_back();
     }
     chunks_.clear();
-    used_ = kChunkEntries;
+    next_ = end_ = nullptr;
     size_ = 0;
     names_ = NameArena();
     std::fill(std::begin(interned_), std::end(interned_), Interned{});
@@ -143,6 +152,17 @@ class TraceLog {
   static constexpr size_t kChunkEntries = 1024;
   static constexpr size_t kSpareChunks = 32;  // about 3 MiB
   static constexpr size_t kInternSlots = 64;
+  // Starts a chunk, a spare one if there is one.
+  void grow() {
+    if (spares_.empty()) {
+      chunks_.push_back(std::make_unique_for_overwrite<axl_launch_trace_entry[]>(kChunkEntries));
+    } else {
+      chunks_.push_back(std::move(spares_.back()));
+      spares_.pop_back();
+    }
+    next_ = chunks_.back().get();
+    end_ = next_ + kChunkEntries;
+  }
   struct Interned {
     const char* source = nullptr;  // the caller's pointer
     const char* name = nullptr;    // the copy
@@ -150,7 +170,9 @@ class TraceLog {
   };
   std::vector<std::unique_ptr<axl_launch_trace_entry[]>> chunks_;
   std::vector<std::unique_ptr<axl_launch_trace_entry[]>> spares_;
-  size_t used_ = kChunkEntries;  // in the last chunk; full: the next append allocates
+  // The free part of the last chunk; empty: the next append starts a chunk.
+  axl_launch_trace_entry* next_ = nullptr;
+  axl_launch_trace_entry* end_ = nullptr;
   size_t size_ = 0;
   NameArena names_;
   Interned interned_[kInternSlots];
