@@ -2,11 +2,11 @@
 // Plugins report each operation on the enqueuing thread; the core stamps a
 // global sequence number, maps queues to stream indices in first-seen order
 // and computes the semantic hash, so every backend traces alike.
-#include <cstring>
 #include <unordered_map>
 
 #include "internal.hpp"
 #include "profile.hpp"
+#include "spin_lock.hpp"
 #include "trace_log.hpp"
 
 namespace axl::core {
@@ -18,105 +18,34 @@ struct QueueTag {
 };
 
 // The queue the last record came from (a trace is mostly one queue's
-// work), so that a record normally skips both map lookups.
+// work), so that a record normally skips the map lookup.
 struct LastQueue {
   bool valid = false;
   uint64_t trace_id = 0;
   QueueTag tag{};
-  uint32_t stream = kNoStream;  // kNoStream: none assigned in this trace yet
-  static constexpr uint32_t kNoStream = UINT32_MAX;
 };
 
 struct TraceState {
   std::atomic<bool> active{false};
-  std::mutex mu;
+  // Held by every record: a spin lock, see spin_lock.hpp.
+  SpinLock mu;
   bool include_host = false;
   TraceLog log;
-  std::unordered_map<uint64_t, uint32_t> stream_index;
   std::unordered_map<uint64_t, QueueTag> queues;  // all queues ever created
-  LastQueue last;  // reset whenever either map changes
+  LastQueue last;  // reset whenever `queues` changes
   std::atomic<uint64_t> next_queue_id{1};
 };
 
-TraceState& state() {
-  static TraceState* t = new TraceState();  // leaked: plugins may report during exit
-  return *t;
-}
-
-// The semantic hash: deterministic and address-free by construction. Each
-// step mixes a whole 64-bit word (xor, multiply, fold the high half down),
-// so an entry takes about a dozen steps where byte-at-a-time FNV-1a took
-// about 80 (15% of a traced launch); and it runs at take (take_hashes), not
-// per launch. Nothing stores these values across processes (they are
-// compared within a program), so the function may change.
-struct Hasher {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void word(uint64_t w) {
-    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 32;
-  }
-  void pair(uint32_t lo, uint32_t hi) { word(lo | uint64_t{hi} << 32); }
-  // `n` bytes, eight at a time, then their count (so "ab" + "" and "a" + "b"
-  // differ).
-  void bytes(const char* p, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      word(w);
-    }
-    if (i < n) {
-      uint64_t w = 0;
-      std::memcpy(&w, p + i, n - i);
-      word(w);
-    }
-    word(n);
-  }
-};
-
-// Replaces each entry's parked args_hash by its semantic hash. At take, not
-// per launch: a launch then pays for copying its record and nothing more.
-void take_hashes(std::vector<axl_launch_trace_entry>& entries) {
-  const char* last_name = nullptr;  // names are interned: runs share a pointer
-  uint64_t name_hash = 0;
-  for (axl_launch_trace_entry& e : entries) {
-    if (e.name != last_name) {
-      Hasher n;
-      n.bytes(e.name, std::strlen(e.name));
-      last_name = e.name;
-      name_hash = n.h;
-    }
-    Hasher h;
-    h.pair(static_cast<uint32_t>(e.kind), static_cast<uint32_t>(e.memcpy_kind));
-    h.word(name_hash);
-    h.pair(e.grid[0], e.grid[1]);
-    h.pair(e.grid[2], e.block[0]);
-    h.pair(e.block[1], e.block[2]);
-    h.word(e.shared_mem_bytes);
-    h.word(e.memcpy_byte_size);
-    h.word(e.memset_byte_size);
-    h.pair(e.memset_value, e.memset_value_size);
-    h.word(e.semantic_hash);  // the launch's args_hash, 0 for copies and fills
-    e.semantic_hash = h.h ? h.h : 1;  // non-zero, as MAX's tests expect
-  }
-}
-
-// The stream index of `queue_trace_id` in the current trace; tag_of() has
-// just made it the cached last queue.
-uint32_t stream_of(TraceState& t, uint64_t queue_trace_id) {
-  if (t.last.stream != LastQueue::kNoStream) return t.last.stream;
-  auto [it, fresh] = t.stream_index.try_emplace(queue_trace_id,
-                                                static_cast<uint32_t>(t.stream_index.size()));
-  (void)fresh;
-  return t.last.stream = it->second;
-}
+// Leaked: plugins may report during exit. Made when the library loads, before
+// any plugin is: a function-local static cost every record a guard check.
+TraceState& g_state = *new TraceState();
+TraceState& state() { return g_state; }
 
 // The tag of `queue_trace_id`; makes it the cached last queue.
 QueueTag tag_of(TraceState& t, uint64_t queue_trace_id) {
   if (t.last.valid && t.last.trace_id == queue_trace_id) return t.last.tag;
   auto qi = t.queues.find(queue_trace_id);
-  t.last = LastQueue{true, queue_trace_id, qi == t.queues.end() ? QueueTag{0, false} : qi->second,
-                     LastQueue::kNoStream};
+  t.last = LastQueue{true, queue_trace_id, qi == t.queues.end() ? QueueTag{0, false} : qi->second};
   return t.last.tag;
 }
 
@@ -125,7 +54,7 @@ QueueTag tag_of(TraceState& t, uint64_t queue_trace_id) {
 bool tracing_wanted(TraceState& t, const Backend* b) {
   if (profile_launches_wanted()) return true;
   if (!t.active.load()) return false;
-  std::lock_guard<std::mutex> lk(t.mu);
+  std::lock_guard<SpinLock> lk(t.mu);
   return t.include_host || !b->is_host();
 }
 
@@ -149,7 +78,7 @@ uint64_t trace_next_queue_id() { return state().next_queue_id.fetch_add(1); }
 
 void trace_register_queue(uint64_t trace_id, uint32_t device_id, bool is_host) {
   TraceState& t = state();
-  std::lock_guard<std::mutex> lk(t.mu);
+  std::lock_guard<SpinLock> lk(t.mu);
   t.queues[trace_id] = QueueTag{device_id, is_host};
   t.last = LastQueue{};
 }
@@ -168,34 +97,14 @@ void host_trace_record(void* ctx, const axl_trace_record* rec) {
   bool profiling = profile_launches_wanted();
   if (!rec || (!profiling && !t.active.load(std::memory_order_relaxed))) return;
   if (rec->struct_size < offsetof(axl_trace_record, args_hash)) return;
-  std::lock_guard<std::mutex> lk(t.mu);
+  std::lock_guard<SpinLock> lk(t.mu);
   const QueueTag tag = tag_of(t, rec->queue_trace_id);
   if (profiling) profile_record_launch(*rec, tag.device_id, tag.is_host);
   if (!t.active.load(std::memory_order_relaxed)) return;
   if (tag.is_host && !t.include_host) return;
-  // Every field is written: the slot may hold an entry of an earlier trace.
-  axl_launch_trace_entry& e = t.log.append();
-  const bool launch = rec->kind == AXL_TRACE_KERNEL_LAUNCH;
-  const bool copy = rec->kind == AXL_TRACE_MEMCPY;
-  const bool fill = rec->kind == AXL_TRACE_MEMSET;
-  e.struct_size = sizeof e;
-  e.kind = rec->kind;
-  e.memcpy_kind = copy ? rec->memcpy_kind : AXL_MEMCPY_NONE;
-  e.name = t.log.intern(rec->name ? rec->name : "");
-  // The plugin's args_hash, parked here: take_hashes() computes the real one.
-  e.semantic_hash = launch ? rec->args_hash : 0;
-  for (int d = 0; d < 3; ++d) {
-    e.grid[d] = launch ? rec->grid[d] : 0;
-    e.block[d] = launch ? rec->block[d] : 0;
-  }
-  e.shared_mem_bytes = launch ? rec->shared_mem_bytes : 0;
-  e.stream_index = stream_of(t, rec->queue_trace_id);
-  e.device_id = tag.device_id;
-  e.memcpy_byte_size = copy ? rec->memcpy_bytes : 0;
-  e.memset_byte_size = fill ? rec->memset_bytes : 0;
-  e.memset_value = fill ? rec->memset_value : 0;
-  e.memset_value_size = fill ? rec->memset_value_size : 0;
-  e.sequence = t.log.size() - 1;
+  // The slot may hold an entry of an earlier trace: park writes every field
+  // that finish_entries reads.
+  park(t.log.append(), *rec, t.log.intern(rec->name ? rec->name : ""), tag.device_id);
 }
 
 }  // namespace axl::core
@@ -212,10 +121,8 @@ AXL_API axl_status axl_launch_trace_begin(uint32_t flags) {
     TraceState& t = state();
     bool include_host = flags & AXL_LAUNCH_TRACE_INCLUDE_HOST;
     {
-      std::lock_guard<std::mutex> lk(t.mu);
+      std::lock_guard<SpinLock> lk(t.mu);
       t.log.clear();
-      t.stream_index.clear();
-      t.last = LastQueue{};
       t.include_host = include_host;
       t.active.store(true);
     }
@@ -231,18 +138,16 @@ AXL_API axl_status axl_launch_trace_take(axl_launch_trace_t* out) {
     TraceLog log;
     bool was_active;
     {
-      std::lock_guard<std::mutex> lk(t.mu);
+      std::lock_guard<SpinLock> lk(t.mu);
       was_active = t.active.exchange(false);
       std::swap(log, t.log);
-      t.stream_index.clear();
-      t.last = LastQueue{};
     }
     if (was_active) sync_tracing_all();
     // Outside the lock: flattening and hashing a long trace take a while.
     std::unique_ptr<TraceRecording> rec = log.take();
-    take_hashes(rec->entries);
+    finish_entries(rec->entries);
     {
-      std::lock_guard<std::mutex> lk(t.mu);
+      std::lock_guard<SpinLock> lk(t.mu);
       t.log.adopt_spares(log);
     }
     auto obj = std::make_unique<TraceObj>(std::move(rec));

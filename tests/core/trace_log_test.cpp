@@ -64,3 +64,75 @@ TEST_CASE("an empty trace log takes to an empty recording", "[trace]") {
   auto rec = log.take();
   CHECK(rec->entries.empty());
 }
+
+TEST_CASE("finishing parked entries keeps each kind's fields, numbers streams and entries",
+          "[trace]") {
+  using axl::core::finish_entries;
+  using axl::core::park;
+  TraceLog log;
+  // Every field set, as a plugin might: only those of each record's kind
+  // may survive.
+  auto record = [](int32_t kind, uint64_t queue) {
+    axl_trace_record r{};
+    r.struct_size = sizeof r;
+    r.queue_trace_id = queue;
+    r.kind = kind;
+    r.memcpy_kind = AXL_MEMCPY_DTOH;
+    r.name = "op";
+    for (int d = 0; d < 3; ++d) {
+      r.grid[d] = 2 + d;
+      r.block[d] = 5 + d;
+    }
+    r.shared_mem_bytes = 64;
+    r.memcpy_bytes = 100;
+    r.memset_bytes = 200;
+    r.memset_value = 0xAB;
+    r.memset_value_size = 1;
+    r.args_hash = 0x1234;
+    return r;
+  };
+  const int32_t kinds[] = {AXL_TRACE_KERNEL_LAUNCH, AXL_TRACE_MEMCPY, AXL_TRACE_MEMSET, 99};
+  const uint64_t queues[] = {70, 70, 9, 70};  // streams 0, 0, 1, 0
+  std::vector<axl_launch_trace_entry> entries;
+  for (int i = 0; i < 4; ++i) {
+    axl_launch_trace_entry& e = log.append();
+    std::memset(&e, 0x5A, sizeof e);  // a stale slot
+    const axl_trace_record r = record(kinds[i], queues[i]);
+    park(e, r, log.intern(r.name), 3);
+    entries.push_back(e);
+  }
+  finish_entries(entries);
+  for (size_t i = 0; i < 4; ++i) {
+    INFO("entry " << i);
+    const axl_launch_trace_entry& e = entries[i];
+    CHECK(e.struct_size == sizeof e);
+    CHECK(e.kind == kinds[i]);
+    CHECK(std::string(e.name) == "op");
+    CHECK(e.device_id == 3);
+    CHECK(e.sequence == i);
+    CHECK(e.semantic_hash != 0);
+    const bool launch = i == 0, copy = i == 1, fill = i == 2;
+    CHECK(e.grid[1] == (launch ? 3u : 0u));
+    CHECK(e.block[2] == (launch ? 7u : 0u));
+    CHECK(e.shared_mem_bytes == (launch ? 64u : 0u));
+    CHECK(e.memcpy_kind == (copy ? AXL_MEMCPY_DTOH : AXL_MEMCPY_NONE));
+    CHECK(e.memcpy_byte_size == (copy ? 100u : 0u));
+    CHECK(e.memset_byte_size == (fill ? 200u : 0u));
+    CHECK(e.memset_value == (fill ? 0xABu : 0u));
+    CHECK(e.memset_value_size == (fill ? 1u : 0u));
+  }
+  CHECK(entries[0].stream_index == 0);
+  CHECK(entries[1].stream_index == 0);
+  CHECK(entries[2].stream_index == 1);
+  CHECK(entries[3].stream_index == 0);
+  // The launch's hash follows its plugin's args_hash; the others ignore it.
+  std::vector<axl_launch_trace_entry> again(entries.size());
+  for (size_t i = 0; i < 4; ++i) {
+    axl_trace_record r = record(kinds[i], queues[i]);
+    r.args_hash = 0x9999;
+    park(again[i], r, entries[i].name, 3);
+  }
+  finish_entries(again);
+  CHECK(again[0].semantic_hash != entries[0].semantic_hash);
+  for (size_t i = 1; i < 4; ++i) CHECK(again[i].semantic_hash == entries[i].semantic_hash);
+}

@@ -55,12 +55,21 @@ class Tracer {
   void launch(uint64_t queue_trace_id, const char* kernel_name, const uint32_t grid[3],
               const uint32_t block[3], uint64_t shared_mem_bytes,
               uint64_t args_hash) const noexcept {
-    axl_trace_record r = blank(queue_trace_id, AXL_TRACE_KERNEL_LAUNCH, kernel_name);
-    for (int i = 0; i < 3; ++i) {
-      r.grid[i] = grid[i];
-      r.block[i] = block[i];
-    }
+    // Each field written once (blank() zeroes the record first): this runs
+    // on every traced launch.
+    axl_trace_record r;
+    r.struct_size = sizeof(axl_trace_record);
+    r.queue_trace_id = queue_trace_id;
+    r.kind = AXL_TRACE_KERNEL_LAUNCH;
+    r.memcpy_kind = AXL_MEMCPY_NONE;
+    r.name = kernel_name;
+    std::memcpy(r.grid, grid, sizeof r.grid);
+    std::memcpy(r.block, block, sizeof r.block);
     r.shared_mem_bytes = shared_mem_bytes;
+    r.memcpy_bytes = 0;
+    r.memset_bytes = 0;
+    r.memset_value = 0;
+    r.memset_value_size = 0;
     r.args_hash = args_hash;
     host_.trace(r);
   }
@@ -103,9 +112,18 @@ class Tracer {
   // Buffer addresses differ from run to run, so only scalars identify a launch.
   static uint64_t hash_args(const axl_kernel_arg* args, uint32_t num_args) noexcept {
     uint64_t h = kHashSeed;
-    for (uint32_t i = 0; i < num_args; ++i) {
-      h = hash_word(h, static_cast<uint32_t>(args[i].kind) | uint64_t{args[i].size} << 32);
-      if (args[i].kind == AXL_ARG_SCALAR) h = hash_bytes(h, args[i].value, args[i].size);
+    for (const axl_kernel_arg* a = args; a != args + num_args; ++a) {
+      h = hash_word(h, static_cast<uint32_t>(a->kind) | uint64_t{a->size} << 32);
+      if (a->kind != AXL_ARG_SCALAR) continue;
+      if (a->size == 4) {
+        // hash_bytes(h, a->value, 4) unrolled (its tail word holds the four
+        // bytes twice): most scalars are 4 bytes, and this is per launch.
+        uint32_t v;
+        std::memcpy(&v, a->value, 4);
+        h = hash_word(hash_word(h, v | uint64_t{v} << 32), 4);
+      } else {
+        h = hash_bytes(h, a->value, a->size);
+      }
     }
     return h;
   }
