@@ -147,6 +147,14 @@ def _dlpack_versioned(np: Any) -> bool:
     return v
 
 
+def _check_device(device: object, what: str) -> None:
+    """TypeError unless ``device`` is None or a Device, with the text the
+    native entry points give (checked before any work is done)."""
+    if device is not None and not isinstance(device, Device):
+        raise TypeError(f"{what}: expected an axl.driver.Device (CPU() or Accelerator()), "
+                        f"got {type(device).__name__}")
+
+
 def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
     """A host buffer over ``arr`` (MAX: ``Buffer.from_numpy``).
 
@@ -164,6 +172,7 @@ def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
     Raises:
         ValueError: ``unsupported NumPy dtype: ...``.
     """
+    _check_device(device, "Buffer.from_numpy")
     np = _np()
     a = np.asarray(arr)
     if a.ndim:
@@ -179,6 +188,7 @@ def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
 def _from_array(arr: Any, device: Device | None) -> Buffer:
     """MAX's third constructor, ``Buffer(shape=ndarray, device=dev)``: a copy
     of the array on ``device``."""
+    _check_device(device, "Buffer")
     src = _from_numpy(_np().array(arr, copy=True))
     return src if device is None or device.is_host else src.copy(device)
 
@@ -215,12 +225,14 @@ def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
     (DLPack's ``stream`` argument).
 
     Raises:
-        TypeError: ``array`` has no ``__dlpack__`` method.
+        TypeError: ``array`` has no ``__dlpack__`` method; ``copy`` is not a
+            bool or None.
         ValueError: MAX's messages for non-contiguous input and for ``copy``
             with inputs other than numpy arrays and Buffers.
         BufferError: the producer's device or dtype has no axl counterpart;
             ``copy=False`` of a read-only numpy array.
     """
+    _check_copy(copy, "Buffer.from_dlpack")
     np = sys.modules.get("numpy")
     if isinstance(array, Buffer):
         return array.copy() if copy else array
@@ -296,6 +308,25 @@ def _copy_in_place_kind(buf: Buffer) -> Buffer:
     return out
 
 
+def _int_pair(value: object, what: str) -> tuple[int, int] | None:
+    """``value`` as a (major, minor) / (device_type, device_id) pair of
+    ints, or None; TypeError naming it otherwise (the array API's types)."""
+    if value is None:
+        return None
+    try:
+        pair = tuple(value)  # type: ignore[arg-type]
+    except TypeError:
+        pair = ()
+    if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in pair):
+        raise TypeError(f"{what} must be a tuple of two ints or None, got {type(value).__name__} {value!r}")
+    return pair  # type: ignore[return-value]
+
+
+def _check_copy(copy: object, what: str) -> None:
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"{what}: copy must be True, False or None, got {type(copy).__name__} {copy!r}")
+
+
 def _dlpack(
     self: Buffer,
     *,
@@ -316,7 +347,8 @@ def _dlpack(
     backend's) is refused: no consumer could read it.
 
     Raises:
-        TypeError: ``stream`` is neither an int nor None.
+        TypeError: ``stream`` is neither an int nor None; ``max_version`` or
+            ``dl_device`` is not a pair of ints; ``copy`` is not a bool or None.
         BufferError: a device change with ``copy=False``, or to a device other
             than the CPU; a dtype DLPack lacks; memory no consumer can read.
     """
@@ -324,6 +356,9 @@ def _dlpack(
     # mistake that would otherwise be read as "synchronize" silently.
     if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
         raise TypeError(f"__dlpack__: stream must be an int or None, got {type(stream).__name__} {stream!r}")
+    max_version = _int_pair(max_version, "__dlpack__: max_version")
+    dl_device = _int_pair(dl_device, "__dlpack__: dl_device")
+    _check_copy(copy, "__dlpack__")
     target, copied = self, False
     if dl_device is not None and tuple(dl_device) != self._dlpack_device():
         if copy is False:
@@ -448,6 +483,22 @@ def _item(self: Buffer) -> Any:
     return float(_decode(self.dtype, bits)[0])
 
 
+def _scalar_conversion(kind: type) -> Any:
+    """``int(buf)`` / ``float(buf)`` as numpy does for one-element arrays
+    (through :meth:`item`); without it Python fell through to the buffer
+    protocol and parsed the raw bytes as text."""
+
+    def convert(self: Buffer) -> Any:
+        n = self.num_elements
+        if n != 1:
+            raise TypeError(f"only one-element buffers can be converted to Python scalars, got {n} elements; "
+                            "use buf.item() or buf.to_numpy()")
+        return kind(self.item())
+
+    convert.__name__ = f"__{kind.__name__}__"
+    return convert
+
+
 def _values_for_print(self: Buffer) -> Any:
     host = _host_side(self)
     if self.dtype in _NUMPY_NATIVE:
@@ -481,6 +532,7 @@ def _zeros(
 
 def _scalar(value: Any, dtype: DType, device: Device | None = None) -> Buffer:
     """A rank-0 buffer holding ``value`` (on the CPU unless ``device``)."""
+    _check_device(device, "Buffer.scalar")
     buf = Buffer(dtype, (), CPU())
     _write_element(buf, value)
     return buf if device is None or device.is_host else buf.to(device)
@@ -553,8 +605,11 @@ def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
     the source's queue does (MAX: a copy into staging memory runs on the
     source's queue), and hazard tracking orders the host reads. When the
     other buffer is device memory bound to another queue, the copy waits (on
-    the device) for that queue; host-visible buffers need no such wait: the
-    core orders a copy after their tracked writer when it is still pending.
+    the device) for that queue; tracked host-visible buffers need no such
+    wait: the core orders a copy after their writer when it is still
+    pending. An untracked one (``Usage.UNTRACKED``, ``DevicePinnedBuffer``)
+    has no writer record, so its queue is waited for like device memory's:
+    axl's own copies stay in order whatever the usage.
     """
     if not dst._host_visible:
         queue, other = dst.stream, src
@@ -562,7 +617,7 @@ def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
         queue, other = src.stream, dst
     else:
         queue, other = dst.stream, src
-    if not other._host_visible and other.stream != queue:
+    if other.stream != queue and (not other._host_visible or not other._host_hazard_tracked):
         queue.wait_for(other.stream)
     return queue
 
@@ -772,6 +827,8 @@ for _name, _fn in {
     "__setitem__": _setitem,
     "__str__": _str,
     "item": _item,
+    "__int__": _scalar_conversion(int),
+    "__float__": _scalar_conversion(float),
     "inplace_copy_from": _inplace_copy_from,
     "_inplace_copy_from": _inplace_copy_from,
     "copy": _copy,
