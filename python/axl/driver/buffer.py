@@ -597,6 +597,11 @@ def _mmap(
 # -------------------------------------------------------- copies, movement
 
 
+def _untracked_host(buf: Buffer) -> bool:
+    """Host-visible memory without a hazard record (``Usage.UNTRACKED``)."""
+    return buf._host_visible and not buf._host_hazard_tracked
+
+
 def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
     """The queue a copy runs on, made to wait for the source's queue.
 
@@ -617,7 +622,7 @@ def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
         queue, other = src.stream, dst
     else:
         queue, other = dst.stream, src
-    if other.stream != queue and (not other._host_visible or not other._host_hazard_tracked):
+    if other.stream != queue and (not other._host_visible or _untracked_host(other)):
         queue.wait_for(other.stream)
     return queue
 
@@ -732,7 +737,7 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
         raise ValueError(
             f"batch_inplace_copy: dsts and srcs must have the same length (got {len(dsts)} dsts, {len(srcs)} srcs)"
         )
-    batched, strided = [], []
+    batched, singles = [], []
     for i, (dst, src) in enumerate(zip(dsts, srcs)):
         if not isinstance(dst, Buffer) or not isinstance(src, Buffer):
             raise TypeError(
@@ -747,9 +752,13 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
             )
         if dst.num_elements == 0:
             continue
-        (batched if dst.is_contiguous and src.is_contiguous else strided).append((dst, src))
+        # Untracked host-visible buffers have no writer record for the core's
+        # batch to order against: they take the per-pair path, whose queue
+        # waits for theirs (_copy_queue).
+        one_by_one = not (dst.is_contiguous and src.is_contiguous) or _untracked_host(dst) or _untracked_host(src)
+        (singles if one_by_one else batched).append((dst, src))
     _core._copy_batch(batched)
-    for dst, src in strided:
+    for dst, src in singles:
         dst._copy_from(src, _copy_queue(dst, src))
 
 
