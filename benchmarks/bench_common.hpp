@@ -130,20 +130,26 @@ class DirectCpuPlugin {
     char dir[] = "/tmp/axl-bench-XXXXXX";
     if (mkdtemp(dir) == nullptr) die("mkdtemp failed");
     const std::string copy = std::string(dir) + "/libaxl_plugin_cpu.so";
+    // The file and its folder go before any die() below (which exits): the
+    // mapping stays valid after the file is gone.
+    auto remove_copy = [&] {
+      unlink(copy.c_str());
+      rmdir(dir);
+    };
     {
       std::ifstream in(plugin_path, std::ios::binary);
-      if (!in) die("cannot read the cpu plugin at " + plugin_path);
       std::ofstream out(copy, std::ios::binary);
-      out << in.rdbuf();
-      if (!out) die("cannot write " + copy);
+      if (in) out << in.rdbuf();
+      if (!in || !out) {
+        remove_copy();
+        die(in ? "cannot write " + copy : "cannot read the cpu plugin at " + plugin_path);
+      }
     }
     // Negotiated with the shared fake host (tools/test-host): it records the
     // plugin's logs and errors off the hot path (tracing is never switched on
     // here, and the timed calls succeed, so nothing is recorded while timing).
     axl_test::LoadedPlugin n = axl_test::load_plugin(copy, host_);
-    // The mapping stays valid after the file is gone.
-    unlink(copy.c_str());
-    rmdir(dir);
+    remove_copy();
     if (!n.ok()) die("the cpu plugin: " + n.error);
     t_ = n.table;
     ok(t_->backend_init(), "backend_init");

@@ -1,6 +1,6 @@
 // The machine's limit for bench_vs_pocl's saxpy: the same loop as the
-// kernels, parallelised with OpenMP over every core, compiled -O3
-// (benchmarks/CMakeLists.txt). Its own file so that only it needs -fopenmp.
+// kernels, parallelised with OpenMP over every core, compiled with the
+// kernels' flags (-O3 -march=native, benchmarks/CMakeLists.txt). Its own file so that only it needs -fopenmp.
 #include "saxpy_openmp.hpp"
 
 namespace axl_bench {

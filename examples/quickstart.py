@@ -100,21 +100,24 @@ def pick_device() -> driver.Device:
     return CPU()
 
 
-def kernel_module_path(argv: list[str]) -> Path:
-    """The saxpy CPU module: argv[1], the wheel's copy, or a fresh build."""
+def load_saxpy_module(device: driver.Device, argv: list[str]) -> driver.Module:
+    """The saxpy CPU module: argv[1], the wheel's copy, or a fresh build in
+    a temporary folder, removed once the module is loaded (the loaded
+    library needs no file)."""
     if len(argv) > 1:
-        return Path(argv[1])
+        return device.load_module(Path(argv[1]), format="shared_object")
     shipped = Path(axl._core.__file__).parent / "kernels" / "libaxl_example_kernels.so"
     if shipped.exists():
-        return shipped
+        return device.load_module(shipped, format="shared_object")
     source = Path(__file__).resolve().parent / "kernels" / "saxpy_cpu.c"
     cc = shutil.which(os.environ.get("CC", "cc"))
     if cc is None or not source.exists():
         raise SystemExit(f"no kernel module at {shipped} and no C compiler to build {source}")
     include = Path(axl._core.__file__).parent / "include"
-    out = Path(tempfile.mkdtemp(prefix="axl-quickstart-")) / "libaxl_example_kernels.so"
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{include}", str(source), "-o", str(out)], check=True)
-    return out
+    with tempfile.TemporaryDirectory(prefix="axl-quickstart-") as tmp:
+        out = Path(tmp) / "libaxl_example_kernels.so"
+        subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{include}", str(source), "-o", str(out)], check=True)
+        return device.load_module(out, format="shared_object")
 
 
 def print_trace(trace: list[LaunchTraceEntry]) -> None:
@@ -153,8 +156,7 @@ def run(argv: list[str]) -> int:
             source, options, name = SAXPY_SOURCES[device.api]
             saxpy = driver.Program(source, device=device, options=options, name=name).compile().kernel("saxpy")
         else:
-            module_path = kernel_module_path(argv)
-            saxpy = device.load_module(module_path, format="shared_object").kernel("saxpy")
+            saxpy = load_saxpy_module(device, argv).kernel("saxpy")
     except AxlError as e:
         print(f"cannot get the saxpy kernel for {device}: {e}", file=sys.stderr)
         return 1

@@ -32,13 +32,17 @@ if command -v clang++ >/dev/null; then
   # target:seed folder. New inputs go to a scratch folder (the first corpus
   # folder), never into the checked-in seeds. A crash makes libFuzzer exit
   # non-zero and stops CI.
+  # The scratch folders go on every way out, a crash (set -e) included.
+  fuzz_out="$(mktemp -d "${TMPDIR:-/tmp}/axl-fuzz.XXXXXX")"
+  trap 'rm -rf "$fuzz_out"' EXIT
   for pair in max_file:corpus device_spec:corpus_device_spec cli_count:corpus_cli_count; do
-    fuzz_out="$(mktemp -d)"
+    mkdir "$fuzz_out/${pair%%:*}"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       build-fuzz/bin/axl_fuzz_"${pair%%:*}" -max_total_time=20 -max_len=4096 -artifact_prefix=build-fuzz/ \
-      "$fuzz_out" tests/fuzz/"${pair#*:}"
-    rm -rf "$fuzz_out"
+      "$fuzz_out/${pair%%:*}" tests/fuzz/"${pair#*:}"
   done
+  rm -rf "$fuzz_out"
+  trap - EXIT
 else
   echo "== fuzz: skipped (no clang++; the corpus replay ran in ctest)"
 fi

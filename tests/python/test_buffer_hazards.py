@@ -266,6 +266,30 @@ def test_completion_poison(cpu, queue):
         done.wait()
 
 
+def test_completion_poison_text_with_a_nul_gets_through(queue):
+    """A poison message is a diagnostic, not a name: a NUL in it (decoded
+    bytes in an exception message) reads as the two characters \\0 rather
+    than refusing the text (which would leave the completion unpoisoned,
+    the failure unreported), through both entries."""
+    from axl.driver import HostHazardCompletion
+
+    p = HostHazardCompletion.poisoned(queue, "bad\0byte\0")
+    with pytest.raises(HostHazardError) as e:
+        p.wait()
+    assert "bad\\0byte\\0" in str(e.value), str(e.value)
+    c = HostHazardCompletion.record_on(queue)
+    c.poison("late\0failure")
+    assert c.is_ready()
+    with pytest.raises(HostHazardError) as e:
+        c.wait()
+    assert "late\\0failure" in str(e.value), str(e.value)
+    # A buffer stamped with it refuses host access with that text.
+    b = Buffer.from_numpy(np.zeros(2, np.int32))
+    b._stamp_write(HostHazardCompletion.poisoned(queue, "x\0y"))
+    with pytest.raises(HostHazardError, match=r"x\\0y"):
+        b.to_numpy()
+
+
 def test_completion_identity(queue):
     from axl.driver import HostHazardCompletion
 

@@ -94,7 +94,7 @@ def test_import_and_scan_load_no_heavy_stdlib():
         import sys
         import axl.driver
         axl.driver.scan_available_devices()
-        heavy = {"dataclasses", "inspect", "typing", "concurrent.futures", "logging", "re", "numpy"}
+        heavy = {"dataclasses", "inspect", "typing", "concurrent.futures", "logging", "re", "numpy", "contextlib"}
         print(sorted(heavy & set(sys.modules)))
         axl.driver.DLPackArray  # built on first use
         print("typing" in sys.modules)

@@ -1,5 +1,6 @@
 """DLPack exports a consumer can use (issue 14): memory no consumer can read
-(the virtual backend's device memory, kDLExtDev) is refused cleanly instead
+(the virtual backend's device memory, kDLExtDev; OpenCL's, test_opencl.py)
+is refused cleanly instead
 of handing out an address that torch cannot map and mpi4py dereferences,
 and ``copy=True`` copies into the kind of memory the buffer reports."""
 from __future__ import annotations
@@ -31,7 +32,8 @@ def test_virtual_device_memory_is_not_exported_through_dlpack(dev):
     device type for kDLExtDev; mpi4py would dereference the address): the
     export refuses, naming the ways to the host, which still work."""
     b = Buffer.from_numpy(np.arange(4, dtype=np.int32)).to(dev)
-    for call in (lambda: b.__dlpack__(), lambda: b.__dlpack__(max_version=(1, 0)), lambda: np.from_dlpack(b)):
+    for call in (lambda: b.__dlpack__(), lambda: b.__dlpack__(max_version=(1, 0)), lambda: np.from_dlpack(b),
+                 lambda: b.__dlpack__(copy=True)):  # refused before copying (the copy is device memory too)
         with pytest.raises(BufferError, match=r"no DLPack consumer can read .*buf\.to\(CPU\(\)\).*dl_device=\(1, 0\)"):
             call()
     assert b.__dlpack_device__() == (12, dev.id)

@@ -79,7 +79,8 @@ def test_a_failed_producer_poisons_host_access_and_records_nothing(cpu, recorder
 
 def test_an_error_text_with_a_nul_still_poisons(cpu):
     # An exception message holding a NUL (decoded bytes) must not make the
-    # bridge refuse the text and leave the output readable.
+    # bridge refuse the text and leave the output readable (the binding's
+    # poisoned() writes it as \0: test_buffer_hazards.py).
     out = Buffer.from_numpy(np.zeros(4, np.float32))
     _hazard.stamp_device_write([out], error="bad\0byte")
     with pytest.raises(HostHazardError, match=r"bad\\0byte"):

@@ -111,6 +111,58 @@ def test_recorder_exception_in_block_leaves_no_stats():
         r.stats
 
 
+def test_recorder_leaves_no_samples_file_on_any_path(monkeypatch, tmp_path):
+    """The child's samples file (in TMPDIR) is removed whether the block
+    finished (the parent read it) or raised (the child removes it on the
+    pipe's end of file); it used to stay in /tmp after a raise."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with BackgroundRecorder(interval=0.01) as r:
+        names = [p.name for p in tmp_path.iterdir()]
+        assert len(names) == 1 and names[0].startswith("axl-gpu-stats-"), names
+    assert r.stats and list(tmp_path.iterdir()) == []
+    r = BackgroundRecorder(interval=0.01)
+    with pytest.raises(KeyError):
+        with r:
+            assert len(list(tmp_path.iterdir())) == 1
+            proc = r._proc
+            raise KeyError("x")
+    assert proc.poll() is not None and list(tmp_path.iterdir()) == []
+
+
+def test_recorder_child_removes_its_file_unless_handed_over(tmp_path):
+    """The child alone (no parent to clean up after it): at the pipe's end of
+    file, the way out of a parent that gave up, it removes its file."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    child = subprocess.Popen([sys.executable, "-m", "axl.profiler.gpu._bgrec_main", "0.01"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    ready = json.loads(child.stdout.readline())
+    assert ready["type"] == "ready_notification" and os.path.dirname(ready["path"]) == str(tmp_path)
+    assert os.path.exists(ready["path"])
+    child.stdin.close()
+    assert child.wait(60) == 1 and child.stdout.read() == b""  # no reply: nobody asked
+    child.stdout.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_recorder_removes_the_file_of_a_child_it_had_to_kill(monkeypatch, tmp_path):
+    """A child that does not answer is killed (it cannot clean up then): the
+    parent removes the file the ready_notification named."""
+    monkeypatch.setattr(bgrec, "STOP_TIMEOUT", 0.2)
+    stuck = tmp_path / "axl-gpu-stats-stuck.jsonl"
+    child = (f"import json, sys, time; open({str(stuck)!r}, 'w').close(); "
+             f"sys.stdout.write(json.dumps({{'type': 'ready_notification', 'path': {str(stuck)!r}}}) + '\\n'); "
+             "sys.stdout.flush(); time.sleep(60)")
+    for raising in (True, False):
+        r = BackgroundRecorder()
+        monkeypatch.setattr(r, "_command", lambda: [sys.executable, "-c", child])
+        with pytest.raises(KeyError if raising else TimeoutError):
+            with r:
+                assert stuck.exists()
+                if raising:
+                    raise KeyError("x")
+        assert not stuck.exists() and r._proc is None
+
+
 def test_recorder_child_death_is_reported(monkeypatch):
     r = BackgroundRecorder(interval=0.5)
     monkeypatch.setattr(r, "_command", lambda: [sys.executable, "-m", "axl.profiler.gpu._bgrec_main", "bogus"])

@@ -112,6 +112,41 @@ def test_errors_name_what_is_wrong():
     assert "OK" in p.stdout
 
 
+@needs_virtual
+def test_lookup_refuses_the_device_lists_allocate_refuses():
+    # One rule for both: a list naming a device twice is not the pool of the
+    # devices it names, for lookup as for allocate (same type, same words).
+    p = run_pool("""
+        a, b = gpus
+        SymmetricPool.allocate([a, b], 16)
+        for fn, args in ((SymmetricPool.allocate, ([a, a, b], 16)), (SymmetricPool.lookup, ([a, a, b],))):
+            e = raises(RuntimeError, fn, *args, match="a device is listed twice in")
+            assert str(e).startswith(f"SymmetricPool.{fn.__name__}: "), str(e)
+        raises(RuntimeError, SymmetricPool.lookup, (b, a, b), match="listed twice")
+        raises(TypeError, SymmetricPool.lookup, [a, "b"], match="Device objects")
+        assert SymmetricPool.lookup([b, a]).byte_size == 16
+        assert not SymmetricPool.is_supported([a, a, b])  # a predicate answers, it does not raise
+        print("OK")
+        """)
+    assert "OK" in p.stdout
+
+
+@needs_virtual
+def test_a_byte_size_no_buffer_can_hold_names_byte_size():
+    # MAX's RuntimeError for an allocation that cannot succeed, naming the
+    # figure the caller passed, not the rounded reservation (2^63 rounded up
+    # to 2 MiB) nor a shape entry of the Buffer behind the view.
+    p = run_pool("""
+        a, b = gpus
+        for size in (2**63, 2**63 - 1, 2**64, 2**80):
+            e = raises(RuntimeError, SymmetricPool.allocate, [a, b], size, match=f"byte_size {size} is too large")
+            assert "shape" not in str(e), str(e)
+        assert SymmetricPool.lookup([a, b]) is None  # nothing registered by a refusal
+        print("OK")
+        """)
+    assert "OK" in p.stdout
+
+
 def test_cpu_only_is_unsupported_and_allocation_refused():
     p = run_pool("""
         cpu = drv.CPU()

@@ -26,7 +26,11 @@
 set -uo pipefail
 
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-work="${AXL_WHEEL_WORK:-$src/build-wheel}"
+# Absolute, and exported so the --inner run below sees the same folder:
+# env -C runs the checks from an empty folder, where a relative path would
+# name another place.
+work="$(mkdir -p "${AXL_WHEEL_WORK:-$src/build-wheel}" && cd "${AXL_WHEEL_WORK:-$src/build-wheel}" && pwd)" || exit 1
+export AXL_WHEEL_WORK="$work"
 python="${PYTHON:-python3}"
 say() { echo "wheel_test: $*"; }
 fail=0

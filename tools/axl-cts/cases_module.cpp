@@ -31,6 +31,7 @@
 #include "cts.hpp"
 #include "hold.hpp"
 #include "opencl_program.hpp"
+#include "temp_file.hpp"
 
 namespace cts {
 namespace {
@@ -44,32 +45,6 @@ constexpr const char* kOpenclSource =
     "  size_t i = get_global_id(0);\n"
     "  if (i < n) data[i] += 1;\n"
     "}\n";
-
-// A file that is removed when it goes out of scope.
-class TempFile {
- public:
-  explicit TempFile(const std::vector<uint8_t>& bytes) {
-    char name[] = "/tmp/axl-cts-module-XXXXXX";
-    const int fd = mkstemp(name);
-    if (fd < 0) return;
-    path_ = name;
-    const bool written = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
-    ::close(fd);
-    if (!written) {
-      ::unlink(name);
-      path_.clear();
-    }
-  }
-  ~TempFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 struct ModuleSource {
   std::string path;            // a file holding the module
@@ -90,7 +65,7 @@ ModuleSource module_for(Ctx& c) {
     m.bytes.assign(list.begin(), list.end());
     m.temp = std::make_unique<TempFile>(m.bytes);
     m.path = m.temp->path();
-    if (m.path.empty()) m.missing = "cannot write a temporary module file under /tmp";
+    if (m.path.empty()) m.missing = "cannot write a temporary module file (TMPDIR, else /tmp)";
     return m;
   } else if (c.info().api == "cpu" && !options().cpu_module.empty()) {
     m.path = options().cpu_module;
@@ -109,7 +84,7 @@ ModuleSource module_for(Ctx& c) {
     }
     m.temp = std::make_unique<TempFile>(m.bytes);
     m.path = m.temp->path();
-    if (m.path.empty()) m.missing = "cannot write a temporary module file under /tmp";
+    if (m.path.empty()) m.missing = "cannot write a temporary module file (TMPDIR, else /tmp)";
     return m;
   } else {
     m.missing = cat("the CTS has no module for api '", c.info().api, "': pass --module ", b.name,

@@ -10,12 +10,6 @@ addresses for CUDA device pointers.
 
 from __future__ import annotations
 
-# Annotations only: typing is not imported at run time (keeps `import
-# axl.driver` cheap; benchmarks/python_overhead.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 from .. import _core
 from .._core import Buffer
 from ..dtype import DType
@@ -46,7 +40,7 @@ def _typestr(dtype: DType) -> str:
     return numpy.dtype(np_type).str
 
 
-def _cuda_array_interface(self: Buffer) -> dict[str, Any]:
+def _cuda_array_interface(self: Buffer) -> dict[str, object]:
     """CUDA Array Interface v3 of a CUDA device buffer.
 
     ``data`` is element 0's device address (0 for an empty buffer) and

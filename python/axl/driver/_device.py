@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import operator
 import os
+from collections.abc import Mapping
 
 from .. import _core
+from .._core import DeviceQueue, Kernel, Module
 from .._errors import Status, UnsupportedError
 
-# Annotations only (they are strings here): typing is not imported at run
-# time, which keeps `import axl.driver` cheap (benchmarks/python_overhead.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any, Union
-
-    from .._core import DeviceQueue, Kernel, Module
+# Annotations (strings here) name only what this module imports, and nothing
+# from typing: typing.get_type_hints and inspect.signature(eval_str=True)
+# resolve them in these globals, and importing typing would cost `import
+# axl.driver` about a tenth (benchmarks/python_overhead.py prints it).
 
 
 class Device:
@@ -37,7 +35,7 @@ class Device:
     _h: _core.DeviceHandle
     _default_queue: DeviceQueue | None
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Device:
+    def __new__(cls, *args: object, **kwargs: object) -> Device:
         raise TypeError(
             "Device cannot be constructed directly; use CPU() or Accelerator(id), "
             "or load_device(DeviceSpec)"
@@ -98,7 +96,7 @@ class Device:
         return self._h.is_compatible
 
     @property
-    def stats(self) -> Mapping[str, Any]:
+    def stats(self) -> Mapping[str, int]:
         """``{"free_memory": bytes, "total_memory": bytes}`` with free <= total;
         accelerators also have MAX's ``graph_mem_reserved`` and
         ``graph_mem_used`` keys, 0 (axl captures no graphs, so no memory is
@@ -135,7 +133,7 @@ class Device:
         self._h.synchronize()
 
     def load_module(
-        self, source: Union[str, os.PathLike, bytes, bytearray, memoryview], *, format: str | None = None
+        self, source: str | os.PathLike | bytes | bytearray | memoryview, *, format: str | None = None
     ) -> Module:
         """Loads a backend-native module (axl extension; see docs/python.md).
 
@@ -152,7 +150,7 @@ class Device:
         """
         return _core._load_module(self, source, format)
 
-    def _test_kernel(self, which: Union[int, str]) -> Kernel:
+    def _test_kernel(self, which: int | str) -> Kernel:
         """A backend's built-in test kernel: 0 / ``"INCREMENT_U32"`` takes
         (buffer data, uint32 n) and adds 1 to n uint32s; 1 / ``"FILL_U32"``
         takes (buffer data, uint32 n, uint32 value)."""

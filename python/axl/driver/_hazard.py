@@ -40,11 +40,6 @@ def stamp_device_write(written: Sequence[Buffer], read: Sequence[Buffer] = (), e
             if buf._host_hazard_tracked:
                 queue = buf.stream
                 groups.setdefault(queue._device_context_ptr(), (queue, [], []))[slot].append(buf)
-    if isinstance(error, str) and "\0" in error:
-        # The core keeps C strings: a NUL (from decoded bytes in an exception
-        # message) would make poisoned() refuse the text and leave the
-        # outputs readable, the opposite of what the failure path is for.
-        error = error.replace("\0", "\\0")
     for queue, writes, reads in groups.values():
         completion = (HostHazardCompletion.poisoned(queue, error) if error is not None
                       else HostHazardCompletion.record_on(queue))

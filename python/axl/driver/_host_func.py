@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 
 from .._core import CompletionFlag, DeviceQueue
 from ._device import CPU, Device
 
-# typing, concurrent.futures and traceback are imported only where used:
+# concurrent.futures and traceback are imported only where used, and the
+# annotations name nothing from typing:
 # together they are about a third of `import axl.driver`'s cost
 # (benchmarks/python_overhead.py prints the startup ratio). threading stays
 # here: the pool may be made first on a thread that is not the main one (a
@@ -26,7 +28,6 @@ from ._device import CPU, Device
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import concurrent.futures
-    from typing import Any, Callable
 
 # The "CPU worker pool" of MAX's async variant: one per process (axl's CPU
 # device has no pool of its own), created on first use.
@@ -52,7 +53,7 @@ def _refuse_host(where: str, queue: DeviceQueue) -> None:
         )
 
 
-def _check_callable(where: str, fn: Any) -> None:
+def _check_callable(where: str, fn: object) -> None:
     if not callable(fn):
         raise TypeError(f"{where}: fn must be a callable taking no arguments, got {type(fn).__name__}")
 
@@ -74,7 +75,9 @@ def _enqueue_py_host_func(self: Device, fn: Callable[[], object]) -> None:
     self.default_queue.enqueue_host_func(fn)
 
 
-def _enqueue_async(where: str, queue: DeviceQueue, fn: Any, flag: Any, value: Any, cpu: Any) -> None:
+def _enqueue_async(
+    where: str, queue: DeviceQueue, fn: Callable[[], object], flag: CompletionFlag, value: int, cpu: CPU
+) -> None:
     _check_callable(where, fn)
     if not isinstance(flag, CompletionFlag):
         raise TypeError(f"{where}: flag must be a CompletionFlag, got {type(flag).__name__}")

@@ -18,10 +18,6 @@ from .. import _core
 from .._core import Buffer
 from ..dtype import DType
 
-TYPE_CHECKING = False  # annotations only: typing is not imported at run time
-if TYPE_CHECKING:
-    from typing import Any, Union
-
 # The first read; a header is 38 bytes plus the key and 4 per dimension, so
 # this holds any header MAX writes for ordinary tensor names.
 _FIRST_READ = 4096
@@ -29,7 +25,7 @@ _STATUS_OK = 0
 _STATUS_OUT_OF_RANGE = 2  # the parser needs more leading bytes
 
 
-def load_max_buffer(path: Union[str, "os.PathLike[str]"]) -> Buffer:
+def load_max_buffer(path: str | os.PathLike[str]) -> Buffer:
     """The tensor stored in the ``.max`` file at ``path``, as a host buffer.
 
     The data is read as ``Buffer.mmap(path, dtype, shape, mode="r",
@@ -72,7 +68,7 @@ def _message(path: str, detail: str) -> str:
     return f"{path}: {detail}"
 
 
-def _read_data(path: str, dtype: DType, shape: tuple[int, ...], offset: int, nbytes: int) -> Any:
+def _read_data(path: str, dtype: DType, shape: tuple[int, ...], offset: int, nbytes: int) -> Buffer:
     # Mode "r" maps the file privately and lazily (MAX copies it whole).
     # The header is valid .max but may not fit a Buffer (rank above
     # MAX_RANK): mmap's refusal, too, names the file first.

@@ -25,12 +25,6 @@ import operator
 import threading
 from collections.abc import Sequence
 
-# Annotations only: typing is not imported at run time (keeps `import
-# axl.driver` cheap; benchmarks/python_overhead.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 from .._core import Buffer
 from ..dtype import DType
 from ._device import Device
@@ -40,6 +34,12 @@ from ._device import Device
 # reservation there either.
 _GRANULARITY = 2 << 20
 _EMULATING_BACKENDS = frozenset({"virtual"})
+# The largest flat uint8 Buffer: a shape entry is an int64 (axl.h).
+_MAX_BYTES = (1 << 63) - 1
+
+
+def _reservation(byte_size: int) -> int:
+    return -(-byte_size // _GRANULARITY) * _GRANULARITY
 
 
 class _Allocation:
@@ -47,7 +47,7 @@ class _Allocation:
     buffers of the reservation."""
 
     def __init__(self, devices: tuple[Device, ...], byte_size: int):
-        reserved = -(-byte_size // _GRANULARITY) * _GRANULARITY
+        reserved = _reservation(byte_size)
         self.devices = devices
         self.byte_size = byte_size
         self.unicast = {d: Buffer(DType.uint8, (reserved,), d) for d in devices}
@@ -58,7 +58,7 @@ _pools: dict[frozenset[Device], _Allocation] = {}
 _lock = threading.Lock()
 
 
-def _device_set(devices: Any, what: str) -> tuple[tuple[Device, ...], frozenset[Device]]:
+def _device_set(devices: object, what: str) -> tuple[tuple[Device, ...], frozenset[Device]]:
     if isinstance(devices, (str, bytes)) or not isinstance(devices, Sequence):
         raise TypeError(f"SymmetricPool.{what}: devices must be a sequence of Device, got {type(devices).__name__}")
     devs = tuple(devices)
@@ -68,9 +68,48 @@ def _device_set(devices: Any, what: str) -> tuple[tuple[Device, ...], frozenset[
     return devs, frozenset(devs)
 
 
+def _duplicate_reason(devs: tuple[Device, ...]) -> str | None:
+    return f"a device is listed twice in {list(devs)}" if len(set(devs)) != len(devs) else None
+
+
+def _distinct_device_set(devices: Any, what: str) -> tuple[tuple[Device, ...], frozenset[Device]]:
+    """_device_set of a list that names each device once: allocate and
+    lookup share this rule, so a list allocate refuses ([a, a, b]) does not
+    find the pool of {a, b} either."""
+    devs, key = _device_set(devices, what)
+    reason = _duplicate_reason(devs)
+    if reason is not None:
+        raise RuntimeError(f"SymmetricPool.{what}: {reason}")
+    return devs, key
+
+
+def _byte_size(byte_size: Any) -> int:
+    """allocate's byte_size as an int: any integer with __index__ (numpy's
+    too, as the rest of axl takes them); bool is refused, as a size of True
+    is a mistake. One whose reservation (rounded up to the granularity)
+    cannot be a Buffer's size (2^63 - 1 bytes at most) is refused naming
+    byte_size itself, rather than by the Buffer naming the rounded figure;
+    it is an allocation that cannot succeed, MAX's RuntimeError."""
+    try:
+        if isinstance(byte_size, bool):
+            raise TypeError
+        byte_size = operator.index(byte_size)
+    except TypeError:
+        raise TypeError(f"SymmetricPool.allocate: byte_size must be an int, got {type(byte_size).__name__} "
+                        f"{byte_size!r}") from None
+    if byte_size <= 0:
+        raise ValueError(f"SymmetricPool.allocate: byte_size must be positive, got {byte_size}")
+    if _reservation(byte_size) > _MAX_BYTES:
+        raise RuntimeError(f"SymmetricPool.allocate: byte_size {byte_size} is too large: rounded up to the "
+                           f"multicast granularity ({_GRANULARITY} bytes) it exceeds the largest buffer, "
+                           f"{_MAX_BYTES} bytes")
+    return byte_size
+
+
 def _unsupported_reason(devs: tuple[Device, ...]) -> str | None:
-    if len(set(devs)) != len(devs):
-        return f"a device is listed twice in {list(devs)}"
+    reason = _duplicate_reason(devs)
+    if reason is not None:
+        return reason
     if len(devs) < 2:
         return f"a symmetric pool needs at least 2 devices, got {len(devs)}"
     for d in devs:
@@ -90,7 +129,7 @@ class SymmetricPool:
 
     __slots__ = ("_alloc",)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("SymmetricPool cannot be constructed; use SymmetricPool.allocate(devices, byte_size)")
 
     @classmethod
@@ -115,22 +154,13 @@ class SymmetricPool:
             TypeError: ``devices`` is not a sequence of devices, or
                 ``byte_size`` not an int.
             ValueError: ``byte_size`` is not positive.
-            RuntimeError: a pool exists for the set already, fewer than two
-                distinct devices, a device without multicast support, or the
+            RuntimeError: a pool exists for the set already, a device listed
+                twice, fewer than two devices, a device without multicast
+                support, a ``byte_size`` too large for any buffer, or the
                 allocation failed (an ``OutOfMemoryError``).
         """
-        devs, key = _device_set(devices, "allocate")
-        # Any integer with __index__ (numpy's too, as the rest of axl takes
-        # them); bool is refused, as a size of True is a mistake.
-        try:
-            if isinstance(byte_size, bool):
-                raise TypeError
-            byte_size = operator.index(byte_size)
-        except TypeError:
-            raise TypeError(f"SymmetricPool.allocate: byte_size must be an int, got {type(byte_size).__name__} "
-                            f"{byte_size!r}") from None
-        if byte_size <= 0:
-            raise ValueError(f"SymmetricPool.allocate: byte_size must be positive, got {byte_size}")
+        devs, key = _distinct_device_set(devices, "allocate")
+        byte_size = _byte_size(byte_size)
         reason = _unsupported_reason(devs)
         if reason is not None:
             raise RuntimeError(f"SymmetricPool.allocate: {reason}")
@@ -145,8 +175,13 @@ class SymmetricPool:
     @staticmethod
     def lookup(devices: Sequence[Device]) -> SymmetricPool | None:
         """The pool of ``devices`` (order does not matter), or None; never
-        allocates."""
-        _, key = _device_set(devices, "lookup")
+        allocates.
+
+        Raises:
+            TypeError: ``devices`` is not a sequence of devices.
+            RuntimeError: a device is listed twice (as in allocate).
+        """
+        _, key = _distinct_device_set(devices, "lookup")
         with _lock:
             alloc = _pools.get(key)
         return None if alloc is None else SymmetricPool._handle(alloc)

@@ -9,11 +9,22 @@ which is what makes the trace useful on a CPU-only machine.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 from collections.abc import Iterator
 
 from .. import _core
+
+# contextlib is imported on first use (launch_trace): at module level it is
+# a twentieth of `import axl.driver`'s instructions (callgrind; the startup
+# ratio is printed by benchmarks/python_overhead.py). A type checker sees
+# the context manager; at run time the return annotation is object.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    _Recording = AbstractContextManager[list["LaunchTraceEntry"]]
+else:
+    _Recording = object
 
 
 class LaunchTraceEntry:
@@ -138,8 +149,7 @@ def take_launch_trace() -> list[LaunchTraceEntry]:
     return [LaunchTraceEntry(raw) for raw in _core._launch_trace_take()]
 
 
-@contextlib.contextmanager
-def launch_trace(include_host: bool = False) -> Iterator[list[LaunchTraceEntry]]:
+def launch_trace(include_host: bool = False) -> _Recording:
     """``with launch_trace() as trace: ...`` records the block's work.
 
     The yielded list stays empty during the block and is filled when the
@@ -147,6 +157,15 @@ def launch_trace(include_host: bool = False) -> Iterator[list[LaunchTraceEntry]]
     propagates and the entries recorded before it are kept). Tracing is
     process-wide and not re-entrant: a nested block restarts the recording.
     """
+    global _launch_trace_cm
+    if _launch_trace_cm is None:
+        import contextlib
+
+        _launch_trace_cm = contextlib.contextmanager(_record_launches)
+    return _launch_trace_cm(include_host)
+
+
+def _record_launches(include_host: bool) -> Iterator[list[LaunchTraceEntry]]:
     entries: list[LaunchTraceEntry] = []
     begin_launch_trace(include_host)
     try:
@@ -154,5 +173,7 @@ def launch_trace(include_host: bool = False) -> Iterator[list[LaunchTraceEntry]]
     finally:
         entries.extend(take_launch_trace())
 
+
+_launch_trace_cm = None
 
 __all__ = ["LaunchTraceEntry", "begin_launch_trace", "launch_trace", "take_launch_trace"]

@@ -15,18 +15,18 @@ import itertools
 import math
 import os
 import sys
+from collections.abc import Callable, Iterator, Sequence
 
 from .. import _core
 from .._core import Buffer, DeviceQueue, HostHazardCompletion
 from ..dtype import DType, _decode, _encode, _raw_numpy
 from ._device import CPU, Device
 
-# Annotations only: typing is not imported at run time, which keeps
-# `import axl.driver` cheap (benchmarks/python_overhead.py); DLPackArray, a
-# typing.Protocol, is made on first use (module __getattr__ below).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Sequence, Union
+# Annotations name nothing from typing (object where anything goes), so
+# typing.get_type_hints resolves them in these globals while `import
+# axl.driver` stays free of typing (benchmarks/python_overhead.py prints the
+# startup ratio); DLPackArray, a typing.Protocol, is made on first use
+# (module __getattr__ below).
 
 _READ, _WRITE = 1, 2
 
@@ -64,7 +64,7 @@ class Usage(enum.Flag):
 
 
 def _make_dlpack_array() -> type:
-    from typing import Any, Protocol, runtime_checkable
+    from typing import Any, Protocol, get_type_hints, runtime_checkable
 
     @runtime_checkable
     class DLPackArray(Protocol):
@@ -74,11 +74,16 @@ def _make_dlpack_array() -> type:
 
         def __dlpack_device__(self) -> tuple[int, int]: ...
 
+    # The methods' string annotations would be resolved in this module's
+    # globals, which have no Any (typing stays out of import): resolve them
+    # here, where it is in scope.
+    for method in (DLPackArray.__dlpack__, DLPackArray.__dlpack_device__):
+        method.__annotations__ = get_type_hints(method, localns={"Any": Any})
     DLPackArray.__module__, DLPackArray.__qualname__ = __name__, "DLPackArray"
     return DLPackArray
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # PEP 562: DLPackArray is built (and typing imported) on first access.
     if name == "DLPackArray":
         cls = globals()["DLPackArray"] = _make_dlpack_array()
@@ -86,7 +91,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _np() -> Any:
+def _np() -> object:
     import numpy
 
     return numpy
@@ -112,7 +117,7 @@ _READ_ONLY_ALIAS = (
 )
 
 
-def _import_numpy(arr: Any) -> Buffer:
+def _import_numpy(arr: object) -> Buffer:
     """A CPU buffer aliasing the C-contiguous, writable, native-order array."""
     dtype = DType.from_numpy(arr.dtype)
     # Every caller copies a read-only array first; this is the last line, so
@@ -128,7 +133,7 @@ def _import_numpy(arr: Any) -> Buffer:
     return buf._view(dtype, arr.shape)
 
 
-def _numpy_capsule(arr: Any) -> Any:
+def _numpy_capsule(arr: object) -> object:
     """A DLPack capsule of a numpy array (0-d as shape (1,)), versioned
     where numpy supports it."""
     a = arr if arr.ndim else arr.reshape(1)
@@ -138,7 +143,7 @@ def _numpy_capsule(arr: Any) -> Any:
 _VERSIONED: dict[str, bool] = {}
 
 
-def _dlpack_versioned(np: Any) -> bool:
+def _dlpack_versioned(np: object) -> bool:
     """Whether this numpy exports versioned DLPack capsules (numpy >= 2.1)."""
     v = _VERSIONED.get(np.__version__)
     if v is None:
@@ -155,7 +160,7 @@ def _check_device(device: object, what: str) -> None:
                         f"got {type(device).__name__}")
 
 
-def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
+def _from_numpy(arr: object, device: Device | None = None) -> Buffer:
     """A host buffer over ``arr`` (MAX: ``Buffer.from_numpy``).
 
     Zero copy for C-contiguous, writable, native-order arrays: the buffer
@@ -185,7 +190,7 @@ def _from_numpy(arr: Any, device: Device | None = None) -> Buffer:
     return buf if device is None or device.is_host else buf.to(device)
 
 
-def _from_array(arr: Any, device: Device | None) -> Buffer:
+def _from_array(arr: object, device: Device | None) -> Buffer:
     """MAX's third constructor, ``Buffer(shape=ndarray, device=dev)``: a copy
     of the array on ``device``."""
     _check_device(device, "Buffer")
@@ -193,7 +198,7 @@ def _from_array(arr: Any, device: Device | None) -> Buffer:
     return src if device is None or device.is_host else src.copy(device)
 
 
-def _to_numpy(self: Buffer) -> Any:
+def _to_numpy(self: Buffer) -> object:
     """The buffer as a numpy array (MAX: ``Buffer.to_numpy``).
 
     Host and staging memory is aliased (no copy: writes go both ways), after
@@ -210,7 +215,7 @@ def _to_numpy(self: Buffer) -> Any:
     return _host_side(self)._as_numpy(npdt)
 
 
-def _from_dlpack(array: Any, *, copy: bool | None = None) -> Buffer:
+def _from_dlpack(array: object, *, copy: bool | None = None) -> Buffer:
     """A buffer over any DLPack producer (MAX: ``Buffer.from_dlpack``).
 
     numpy arrays: must be C-contiguous (``ValueError`` otherwise); read-only
@@ -295,9 +300,6 @@ def _export_wait(buf: Buffer) -> None:
         buf.stream.synchronize()
 
 
-_DL_EXT_DEV = _core._DL_EXT_DEV  # DLPack's kDLExtDev (12): memory of a device DLPack has no type for
-
-
 def _copy_in_place_kind(buf: Buffer) -> Buffer:
     """A contiguous copy in the same kind of memory as ``buf`` (``__dlpack__
     (copy=True)``: the copy lives where the buffer says it does, so a
@@ -334,7 +336,7 @@ def _dlpack(
     max_version: tuple[int, int] | None = None,
     dl_device: tuple[int, int] | None = None,
     copy: bool | None = None,
-) -> Any:
+) -> object:
     """A DLPack capsule of the buffer (the Python array API's ``__dlpack__``).
 
     A versioned capsule (``dltensor_versioned``, DLPack 1.1) when the
@@ -343,8 +345,9 @@ def _dlpack(
     for the buffer's producer first. ``dl_device=(1, 0)`` exports a host copy
     of device memory; ``copy=True`` always copies, into the same kind of
     memory (a staging buffer's copy is staging memory); ``copy=False``
-    refuses. Memory of a device DLPack has no type for (the virtual
-    backend's) is refused: no consumer could read it.
+    refuses. Memory whose DLPack form no consumer can dereference (the
+    virtual backend's, kDLExtDev; OpenCL's, whose kDLOpenCL data would have
+    to be a cl_mem) is refused, saying how to get a host copy.
 
     Raises:
         TypeError: ``stream`` is neither an int nor None; ``max_version`` or
@@ -369,14 +372,17 @@ def _dlpack(
         if tuple(dl_device)[0] != 1:
             raise BufferError(f"__dlpack__: can export to the CPU (1, 0) only, not {tuple(dl_device)}")
         target, copied = self.to(CPU()), True
-    elif copy:
-        target, copied = _copy_in_place_kind(self), True
-    if target._dlpack_device()[0] == _DL_EXT_DEV:
-        raise BufferError(
-            f"__dlpack__: the buffer is in {target.device}'s memory ({target.device.api} backend), which no "
-            "DLPack consumer can read (its device type would be kDLExtDev); copy it to the host first with "
-            "buf.to(CPU()), or ask for a host copy with __dlpack__(dl_device=(1, 0))"
-        )
+    else:
+        # Refused before copy=True copies: the copy would be the same kind.
+        unreadable = self._dlpack_unreadable()
+        if unreadable is not None:
+            raise BufferError(
+                f"__dlpack__: the buffer is in {self.device}'s memory ({self.device.api} api, "
+                f"{self.device._h.backend} backend), which no DLPack consumer can read ({unreadable}); copy "
+                "it to the host first with buf.to(CPU()), or ask for a host copy with __dlpack__(dl_device=(1, 0))"
+            )
+        if copy:
+            target, copied = _copy_in_place_kind(self), True
     if stream != -1 or copied:
         _export_wait(target)
     versioned = max_version is not None and tuple(max_version)[0] >= 1
@@ -386,14 +392,14 @@ def _dlpack(
 def _dlpack_device(self: Buffer) -> tuple[int, int]:
     """(device_type, device_id) in DLPack's codes: CPU (1, 0), CUDA (2, id),
     CUDA pinned (3, 0), ROCm (10, id), ROCm pinned (11, 0), oneAPI (14, id),
-    OpenCL (4, id) (its data pointer is axl's device address, not a cl_mem:
-    docs/python.md); the virtual backend's device memory is kDLExtDev
+    OpenCL (4, id); the virtual backend's device memory is kDLExtDev
     (12, id); pinned memory other than CUDA's and ROCm's is plain CPU
-    memory (1, 0)."""
+    memory (1, 0). OpenCL and virtual device memory are not exported
+    (``__dlpack__``): no consumer could dereference them."""
     return self._dlpack_device()
 
 
-def _array(self: Buffer, dtype: Any = None, copy: bool | None = None) -> Any:
+def _array(self: Buffer, dtype: object = None, copy: bool | None = None) -> object:
     """numpy's ``__array__`` (``np.asarray(buf)``, ``np.array(buf)``): host
     and staging memory as a zero-copy alias, like :meth:`to_numpy`; with
     ``copy=True`` a private copy, with a ``dtype`` other than the buffer's a
@@ -426,7 +432,7 @@ def _array(self: Buffer, dtype: Any = None, copy: bool | None = None) -> Any:
 # ----------------------------------------------------------- element access
 
 
-def _write_element(view: Buffer, value: Any) -> None:
+def _write_element(view: Buffer, value: object) -> None:
     np = _np()
     dtype = view.dtype
     if dtype in _NUMPY_NATIVE:
@@ -446,7 +452,7 @@ def _write_element(view: Buffer, value: Any) -> None:
     view._copy_from(src._view(dtype, view.shape) if view.shape else src, view.stream)
 
 
-def _setitem(self: Buffer, index: Any, value: Any) -> None:
+def _setitem(self: Buffer, index: object, value: object) -> None:
     """Assigns one element (MAX: ``Buffer.__setitem__``): one integer per
     dimension, negatives wrapping; a rank-0 buffer also takes ``[0]``.
 
@@ -464,7 +470,7 @@ def _setitem(self: Buffer, index: Any, value: Any) -> None:
     _write_element(view, value)
 
 
-def _item(self: Buffer) -> Any:
+def _item(self: Buffer) -> object:
     """The single element as a Python int, float or bool (any shape with
     one element). Waits for the buffer's producer (MAX: synchronizes).
 
@@ -483,12 +489,12 @@ def _item(self: Buffer) -> Any:
     return float(_decode(self.dtype, bits)[0])
 
 
-def _scalar_conversion(kind: type) -> Any:
+def _scalar_conversion(kind: type) -> Callable[[Buffer], object]:
     """``int(buf)`` / ``float(buf)`` as numpy does for one-element arrays
     (through :meth:`item`); without it Python fell through to the buffer
     protocol and parsed the raw bytes as text."""
 
-    def convert(self: Buffer) -> Any:
+    def convert(self: Buffer) -> object:
         n = self.num_elements
         if n != 1:
             raise TypeError(f"only one-element buffers can be converted to Python scalars, got {n} elements; "
@@ -499,7 +505,7 @@ def _scalar_conversion(kind: type) -> Any:
     return convert
 
 
-def _values_for_print(self: Buffer) -> Any:
+def _values_for_print(self: Buffer) -> object:
     host = _host_side(self)
     if self.dtype in _NUMPY_NATIVE:
         return host._as_numpy(self.dtype.to_numpy())
@@ -519,7 +525,7 @@ def _str(self: Buffer) -> str:
 
 
 def _zeros(
-    shape: Union[int, Sequence[int]], dtype: DType, device: Device | None = None, usage: Usage = Usage.DEFAULT
+    shape: int | Sequence[int], dtype: DType, device: Device | None = None, usage: Usage = Usage.DEFAULT
 ) -> Buffer:
     """A new buffer of zeros (MAX: ``Buffer.zeros(shape, dtype, device=None,
     usage=Usage.DEFAULT)``; note the order, shape first). The fill is
@@ -530,7 +536,7 @@ def _zeros(
     return buf
 
 
-def _scalar(value: Any, dtype: DType, device: Device | None = None) -> Buffer:
+def _scalar(value: object, dtype: DType, device: Device | None = None) -> Buffer:
     """A rank-0 buffer holding ``value`` (on the CPU unless ``device``)."""
     _check_device(device, "Buffer.scalar")
     buf = Buffer(dtype, (), CPU())
@@ -551,9 +557,9 @@ _MMAP_MODES = {
 
 
 def _mmap(
-    filename: Union[str, os.PathLike],
+    filename: str | os.PathLike,
     dtype: DType,
-    shape: Union[int, Sequence[int]],
+    shape: int | Sequence[int],
     mode: str = "copyonwrite",
     offset: int = 0,
 ) -> Buffer:
@@ -651,7 +657,7 @@ def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
 
 
 def _copy(
-    self: Buffer, device: Union[Device, DeviceQueue, None] = None, *, stream: DeviceQueue | None = None
+    self: Buffer, device: Device | DeviceQueue | None = None, *, stream: DeviceQueue | None = None
 ) -> Buffer:
     """A contiguous deep copy (MAX: ``copy(device=None)`` / ``copy(stream)``)
     on ``device``, or bound to ``stream``; on the buffer's own queue when
@@ -675,7 +681,7 @@ def _copy(
     return out
 
 
-def _to(self: Buffer, target: Any) -> Any:
+def _to(self: Buffer, target: object) -> Buffer | list[Buffer]:
     """The buffer on ``target`` (MAX: ``Buffer.to``): the same object when
     nothing moves; a Buffer bound to another queue of the same device shares
     the memory; otherwise a copy. Staging memory ``.to`` its accelerator is
@@ -720,7 +726,7 @@ def _aligned(self: Buffer, alignment: int | None = None) -> bool:
     return self._data_ptr() % (alignment or self.dtype.align) == 0
 
 
-def _iterate_indices(self: Buffer) -> Any:
+def _iterate_indices(self: Buffer) -> Iterator[tuple[int, ...]]:
     return itertools.product(*(range(n) for n in self.shape))
 
 
@@ -797,7 +803,9 @@ class DevicePinnedBuffer(Buffer):
     # exception from __init__ would leave an instance whose C++ half was
     # never built in the traceback's frames, and touching it (a debugger,
     # pytest's report of locals) crashed the process.
-    def __new__(cls, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> DevicePinnedBuffer:
+    def __new__(
+        cls, dtype: object = None, shape: object = None, device: object = None, **kwargs: object
+    ) -> DevicePinnedBuffer:
         if "_like" not in kwargs:
             owner = device.device if isinstance(device, DeviceQueue) else device
             if owner is not None and not isinstance(owner, Device):
@@ -808,19 +816,19 @@ class DevicePinnedBuffer(Buffer):
                 raise ValueError("DevicePinnedBuffer requires a non-host device")
         return super().__new__(cls)
 
-    def __init__(self, dtype: Any = None, shape: Any = None, device: Any = None, **kwargs: Any) -> None:
+    def __init__(self, dtype: object = None, shape: object = None, device: object = None, **kwargs: object) -> None:
         if "_like" in kwargs:
             super().__init__(_like=kwargs["_like"])
             return
         super().__init__(dtype, shape, device, usage=Usage.STAGING | Usage.UNTRACKED)
 
     @staticmethod
-    def zeros(shape: Any, dtype: DType, device: Any = None) -> DevicePinnedBuffer:  # type: ignore[override]
+    def zeros(shape: object, dtype: DType, device: object = None) -> DevicePinnedBuffer:  # type: ignore[override]
         buf = DevicePinnedBuffer(dtype, shape, device)
         buf._fill_zero()
         return buf
 
-    def __getitem__(self, index: Any) -> DevicePinnedBuffer:
+    def __getitem__(self, index: object) -> DevicePinnedBuffer:
         return DevicePinnedBuffer(_like=Buffer.__getitem__(self, index))
 
     def view(self, dtype: DType, shape: Sequence[int] | None = None) -> DevicePinnedBuffer:  # type: ignore[override]

@@ -9,15 +9,25 @@ MAX's tests patch ``max.driver.driver.accelerator_count``.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 
 from .. import _core
 from .._core import accelerator_count
 from ._device import CPU, Accelerator, Device
 
-TYPE_CHECKING = False  # annotations only: typing is not imported at run time
+# Annotations name nothing from typing, so typing.get_type_hints and
+# inspect.signature(eval_str=True) resolve them in these globals while
+# `import axl.driver` stays free of typing (benchmarks/python_overhead.py
+# prints the startup ratio). A type checker sees MAX's Literal for a device
+# type; at run time the name is str, which is what DeviceSpec accepts (it
+# does not validate, nor does MAX).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Literal, Union
+    from typing import Literal
+
+    _DeviceType = Literal["cpu", "gpu"]
+else:
+    _DeviceType = str
 
 
 class _DataclassFields:
@@ -67,13 +77,13 @@ class DeviceSpec:
     """
 
     id: int
-    device_type: Literal["cpu", "gpu"] = "cpu"
+    device_type: _DeviceType = "cpu"
 
     __dataclass_fields__ = _DataclassFields()
     __dataclass_params__ = _DataclassFields()
     __match_args__ = ("id", "device_type")
 
-    def __init__(self, id: int, device_type: Literal["cpu", "gpu"] = "cpu") -> None:
+    def __init__(self, id: int, device_type: _DeviceType = "cpu") -> None:
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "device_type", device_type)
         self.__post_init__()
@@ -212,7 +222,7 @@ def _cli_list_text(ids: list) -> str:
     return "gpu:" + ",".join(parts)
 
 
-def calculate_virtual_device_count_from_cli(*device_inputs: Union[str, list[int]]) -> int:
+def calculate_virtual_device_count_from_cli(*device_inputs: str | list[int]) -> int:
     """The virtual device count for raw ``--devices`` inputs, before parsing.
 
     MAX's grammar, each input on its own (``max_id`` starts at -1; the result

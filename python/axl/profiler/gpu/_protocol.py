@@ -1,5 +1,5 @@
 """The BackgroundRecorder's pipe protocol: newline-delimited JSON objects
-with a "type" (stop_request; stop_reply{path}; ready_notification;
+with a "type" (stop_request; stop_reply{path}; ready_notification{path};
 die_notification{cause}). One message must fit in PIPE_BUF so a write is
 atomic."""
 

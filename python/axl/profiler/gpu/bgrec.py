@@ -55,6 +55,9 @@ class BackgroundRecorder:
         self._reader: Optional[_protocol.LineReader] = None
         self._used = False
         self._stats: Optional[list[dict[str, GPUStats]]] = None
+        # The child's samples file (its ready_notification names it): removed
+        # by _kill whatever happened, as a killed child cannot remove it.
+        self._path: Optional[str] = None
 
     def _command(self) -> list[str]:
         return [sys.executable, "-m", f"{__package__}._bgrec_main", repr(self._interval)]
@@ -77,6 +80,7 @@ class BackgroundRecorder:
             msg = self._reader.read(timeout=READY_TIMEOUT)
             if msg is None or msg.get("type") != "ready_notification":
                 raise self._died(msg)
+            self._path = msg.get("path")
         except BaseException:
             self._kill()
             raise
@@ -93,6 +97,12 @@ class BackgroundRecorder:
             try:
                 if s:
                     s.close()
+            except OSError:
+                pass
+        path, self._path = self._path, None
+        if path is not None:
+            try:
+                os.unlink(path)  # gone already where the child removed it
             except OSError:
                 pass
 
@@ -129,14 +139,11 @@ class BackgroundRecorder:
             if msg is None or msg.get("type") != "stop_reply":
                 raise self._died(msg)
             self._wait_exit()
-            path = msg["path"]
-            try:
-                with open(path, encoding="utf-8") as f:
-                    self._stats = [stats_from_json_dict(json.loads(line)) for line in f if line.strip()]
-            finally:
-                os.unlink(path)
+            self._path = msg["path"]
+            with open(self._path, encoding="utf-8") as f:
+                self._stats = [stats_from_json_dict(json.loads(line)) for line in f if line.strip()]
         finally:
-            self._kill()
+            self._kill()  # removes the file
 
     @property
     def stats(self) -> list[dict[str, GPUStats]]:
