@@ -14,6 +14,7 @@
 // once, not ten times. A helper thread rather than an event polled against
 // the deadline: recording an event is itself an enqueue, which a full
 // (bounded) queue would block.
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -44,6 +45,11 @@ int64_t exit_grace_ms() {
   return env_u32("AXL_EXIT_GRACE_MS", 0, 86400000u, kExitGraceDefaultMs,
                  "a number of milliseconds from 0 to 86400000 (default 2000)");
 }
+
+// Past the exit deadline: how long one queue's drain is still waited for,
+// and the most all such waits may add together (drain_queue_for_exit).
+constexpr int64_t kLateLookMs = 20;
+constexpr int64_t kLateBudgetMs = 250;
 
 // Shared between the releasing thread and the drain thread, which may
 // outlive the wait (and the queue object's core state) when abandoned.
@@ -90,8 +96,17 @@ bool drain_queue_for_exit(Queue* q) {
   } catch (const std::system_error&) {
     // No thread to drain with: abandoning is what the deadline would do.
   }
+  // Once an earlier stuck queue has used up the shared deadline, a queue
+  // that is merely idle still needs its drain thread to run: each gets a
+  // short look past the deadline (kLateLookMs), all of them together no more
+  // than kLateBudgetMs, so finished queues are not reported as abandoned and
+  // stuck ones still cost the grace once.
+  using std::chrono::milliseconds;
+  const auto deadline = exit_deadline();
+  const auto late_end = deadline + milliseconds(kLateBudgetMs);
+  const auto until = std::max(deadline, std::min(std::chrono::steady_clock::now() + milliseconds(kLateLookMs), late_end));
   std::unique_lock<std::mutex> lk(state->mu);
-  if (state->cv.wait_until(lk, exit_deadline(), [&] { return state->done; })) return true;
+  if (state->cv.wait_until(lk, until, [&] { return state->done; })) return true;
   std::string gate;
   {
     std::lock_guard<std::mutex> glk(q->gate_mu);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -68,10 +69,18 @@ std::string core_dir() {
   return p.substr(0, p.find_last_of('/'));
 }
 
-std::vector<std::string> list_plugins(const std::string& dir) {
+// The plugin files of `dir`. A folder the user named (AXL_PLUGIN_PATH) that
+// cannot be read is warned about with the reason, so a typo or a
+// permission problem does not read as "no plugins there".
+std::vector<std::string> list_plugins(const std::string& dir, bool named_by_user) {
   std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
-  if (!d) return out;
+  if (!d) {
+    const int err = errno;
+    if (named_by_user) logf(AXL_LOG_WARN, "cannot search folder '%s' in AXL_PLUGIN_PATH: %s", dir.c_str(), strerror(err));
+    discovery_note("  cannot be searched: " + std::string(strerror(err)));
+    return out;
+  }
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
     if (!name_from_file(n).empty()) out.push_back(dir + "/" + n);
@@ -370,11 +379,12 @@ void discover(Registry& r) {
       dirs.push_back(d);
     }
   }
+  const size_t user_dirs = dirs.size();
   std::string cd = core_dir();
   if (!cd.empty()) dirs.push_back(cd + "/axl/plugins");
-  for (auto& d : dirs) {
-    discovery_note("folder " + d);
-    for (auto& f : list_plugins(d)) consider(f, false);
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    discovery_note("folder " + dirs[i]);
+    for (auto& f : list_plugins(dirs[i], i < user_dirs)) consider(f, false);
   }
 }
 

@@ -40,6 +40,17 @@ void make_logger() {
   std::shared_ptr<spdlog::logger> l;
   const char* file = env("AXL_LOG_FILE");
   if (file && *file) {
+    // Opened here first because spdlog's file sink creates missing parent
+    // folders: a typo in the path would make a directory tree (as root,
+    // anywhere) and hide every warning in it.
+    if (FILE* probe = fopen(file, "a")) {
+      fclose(probe);
+    } else {
+      fprintf(stderr, "axl: cannot open AXL_LOG_FILE '%s': %s; logging to stderr\n", file, strerror(errno));
+      file = nullptr;
+    }
+  }
+  if (file && *file) {
     try {
       auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, false);
       l = std::make_shared<spdlog::logger>("axl", sink);

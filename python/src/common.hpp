@@ -31,6 +31,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -151,7 +152,12 @@ T arg_as(py::handle o, const char* what, const char* expected) {
   try {
     return o.cast<T>();
   } catch (const py::cast_error&) {
-    throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
+    std::string range;
+    if constexpr (std::is_integral_v<T>)
+      if (PyLong_Check(o.ptr()) && !PyBool_Check(o.ptr()))  // the type is right, the value is not
+        range = ": out of range [" + std::to_string(std::numeric_limits<T>::min()) + ", " +
+                std::to_string(std::numeric_limits<T>::max()) + "]";
+    throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o) + range);
   }
 }
 template <typename Obj>

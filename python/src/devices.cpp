@@ -31,6 +31,20 @@ std::string device_error_text(uint32_t count) {
          " exist" + (count == 1 ? "s" : "") + " (valid ids 0.." + std::to_string(count - 1) + ")";
 }
 
+// Why there is no CPU device: the cpu plugin's own record when discovery
+// saw it (disabled by AXL_PLUGINS_DISABLE, failed to load), else where it
+// should have been.
+std::string no_cpu_text() {
+  try {
+    for (const axl::PluginRecord& r : axl::plugin_records())
+      if (r.name == "cpu" && !r.reason.empty())
+        return "no CPU device: the cpu plugin (" + r.path + ") was not used: " + r.reason + " (python -m axl info)";
+  } catch (const axl::Error&) {
+    // No records to read: the generic text below.
+  }
+  return "no CPU device: is the cpu plugin next to libaxl.so, in axl/plugins/? (python -m axl info)";
+}
+
 // Accelerator(id) / CPU(): the cached Python object of the id-th device of a
 // label. For id -1 ("first available") an accelerator whose backend fails to
 // initialise drops out of the enumeration and the next one is tried, so a
@@ -49,7 +63,7 @@ py::object lookup(const std::string& label, int64_t id) {
     if (static_cast<uint64_t>(id) >= count) {
       // Every accelerator's backend failed: its reason says more than "none".
       if (failed) throw *failed;
-      if (label == "cpu") throw py::value_error("no CPU device: is the cpu plugin next to libaxl.so, in axl/plugins/? (python -m axl info)");
+      if (label == "cpu") throw py::value_error(no_cpu_text());
       throw py::value_error("Accelerator(id=" + std::to_string(first ? -1 : id) + ") was requested but " +
                             device_error_text(count));
     }

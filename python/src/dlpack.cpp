@@ -302,17 +302,43 @@ py::tuple import_capsule(py::capsule capsule) {
     throw py::buffer_error("from_dlpack: ndim " + std::to_string(t->ndim) + " is outside 0.." +
                            std::to_string(AXL_MAX_RANK));
   py::object dtype = dtype_of(t->dtype);
+  // DLPack packs sub-byte elements (two float4 per byte) unless the
+  // producer sets the padded flag (DLPack 1.1); axl stores one element per
+  // byte, so a packed tensor would be read as twice its bytes.
+  if (t->dtype.bits < 8 && !(flags & kFlagSubbytePadded))
+    throw py::buffer_error("from_dlpack: " + std::string(py::str(dtype)) +
+                           " arrives packed (" + std::to_string(t->dtype.bits) +
+                           " bits per element, no DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED); axl stores one "
+                           "element per byte: unpack it first (e.g. to uint8 or float32)");
   const uint32_t es = dtype.attr("size_in_bytes").cast<uint32_t>();
   axl_device_t dev = device_for(t->device);
   axl::Layout layout = axl::Layout::contiguous(std::vector<int64_t>(t->shape, t->shape + t->ndim), es);
   if (t->strides)
-    for (int k = 0; k < t->ndim; ++k) layout.strides[k] = t->strides[k] * int64_t(es);
+    for (int k = 0; k < t->ndim; ++k)
+      if (__builtin_mul_overflow(t->strides[k], int64_t(es), &layout.strides[k]))
+        throw py::buffer_error("from_dlpack: stride " + std::to_string(t->strides[k]) + " of dimension " +
+                               std::to_string(k) + " overflows a 64-bit byte stride");
   layout.offset = 0;
-  // The wrapped range runs from the lowest to the highest byte touched.
-  const auto [begin, end] = layout.extent();  // relative to element 0 at 0
-  const int64_t lo = static_cast<int64_t>(begin);  // <= 0 for negative strides
-  const uint64_t elem0 = reinterpret_cast<uint64_t>(t->data) + t->byte_offset;
   const bool empty = layout.num_elements() == 0;
+  // The bytes touched, relative to element 0, without wrapping: each
+  // dimension spans (shape - 1) x |stride| bytes on its side of element 0.
+  int64_t lo = 0, hi = static_cast<int64_t>(es), size = 0;
+  for (uint32_t k = 0; k < layout.rank && !empty; ++k) {
+    const int64_t st = layout.strides[k];
+    int64_t span = 0;
+    bool bad = st == INT64_MIN || __builtin_mul_overflow(layout.shape[k] - 1, st < 0 ? -st : st, &span);
+    if (!bad) bad = st < 0 ? __builtin_sub_overflow(lo, span, &lo) : __builtin_add_overflow(hi, span, &hi);
+    if (bad) throw py::buffer_error("from_dlpack: shape and strides span more than 2^63 bytes");
+  }
+  if (__builtin_sub_overflow(hi, lo, &size))
+    throw py::buffer_error("from_dlpack: shape and strides span more than 2^63 bytes");
+  uint64_t elem0 = 0, last = 0;
+  if (!empty && (__builtin_add_overflow(reinterpret_cast<uint64_t>(t->data), t->byte_offset, &elem0) ||
+                 elem0 < static_cast<uint64_t>(-lo) ||
+                 __builtin_add_overflow(elem0, static_cast<uint64_t>(hi), &last)))
+    throw py::buffer_error("from_dlpack: data " + std::to_string(reinterpret_cast<uint64_t>(t->data)) +
+                           " + byte_offset " + std::to_string(t->byte_offset) +
+                           " puts the tensor's bytes outside the address space");
   // Consumed: the producer must not free it when its capsule dies.
   PyCapsule_SetName(capsule.ptr(), ctx->versioned ? kUsedVersioned : kUsedLegacy);
   const axl::Unowned<axl::Device> device(dev);
@@ -330,7 +356,7 @@ py::tuple import_capsule(py::capsule capsule) {
     const uint32_t f = is_host ? AXL_BUFFER_FLAG_TRACKED : 0;
     try {
       h = device->wrap_external(base, host_type ? reinterpret_cast<void*>(base) : nullptr,
-                                static_cast<uint64_t>(static_cast<int64_t>(end) - lo), f, release_import, raw);
+                                static_cast<uint64_t>(size), f, release_import, raw);
     } catch (const axl::Error&) {
       release_import(raw);  // the core never calls it after a failure
       throw;

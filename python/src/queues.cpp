@@ -212,13 +212,16 @@ flag and the value, and enqueues nothing.
              // Checked before anything is created, so a bad value leaks nothing.
              uint32_t bound = 0;  // 0: the default (axl_queue_options)
              if (!max_pending.is_none()) {
-               if (PyBool_Check(max_pending.ptr()) || !PyLong_Check(max_pending.ptr()))
+               // Any integer with __index__ (numpy's too, as shapes take them).
+               if (PyBool_Check(max_pending.ptr()) || !PyIndex_Check(max_pending.ptr()))
                  throw py::type_error("DeviceQueue: max_pending must be an int > 0 or None, got " +
                                       std::string(py::repr(max_pending)) + " (" +
                                       std::string(py::str(py::type::handle_of(max_pending).attr("__name__"))) +
                                       ")");
+               const py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(max_pending.ptr()));
+               if (!as_int) throw py::error_already_set();
                int overflow = 0;
-               const long long v = PyLong_AsLongLongAndOverflow(max_pending.ptr(), &overflow);
+               const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
                if (overflow != 0 || v < 1 || v > static_cast<long long>(UINT32_MAX))
                  throw py::value_error("DeviceQueue: max_pending must be from 1 to 4294967295, got " +
                                        std::string(py::repr(max_pending)));
@@ -367,8 +370,8 @@ they trigger may use axl.
         if (left > 0) {
           std::fprintf(stderr,
                        "axl: at exit, %lld host function(s) enqueued with DeviceQueue.enqueue_host_func had "
-                       "not run by the exit deadline (AXL_EXIT_GRACE_MS): their queues are still waiting; "
-                       "they will not run\n",
+                       "not finished by the exit deadline (AXL_EXIT_GRACE_MS): each is still running or still "
+                       "waiting on its queue; those waiting will not run\n",
                        static_cast<long long>(left));
         }
         // Then the references they left to the release thread, so that their

@@ -173,3 +173,81 @@ def test_device_pinned_buffer_refusal_leaves_no_half_built_instance(device):
         for value in tb.tb_frame.f_locals.values():
             assert not isinstance(value, DevicePinnedBuffer), tb.tb_frame.f_code.co_name
         tb = tb.tb_next
+
+
+# ------------------------------------- second adversarial review (break 2)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: Buffer.from_numpy(np.ones(3), device="gpu"),
+    lambda: Buffer(shape=np.ones(3), device="gpu"),
+    lambda: Buffer.scalar(1.0, DType.float32, device=0),
+])
+def test_a_device_that_is_not_a_device_is_a_type_error(call):
+    with pytest.raises(TypeError, match=r"expected an axl\.driver\.Device \(CPU\(\) or Accelerator\(\)\), got (str|int)"):
+        call()
+
+
+def test_an_out_of_range_int_says_so():
+    from axl.driver import CPU, CompletionFlag, set_virtual_device_count
+    f = CompletionFlag(CPU())
+    for bad in (-1, 2**64):
+        with pytest.raises(TypeError, match=r"an int in \[0, 2\*\*64\), got int .*: out of range \[0, 18446744073709551615\]"):
+            f.signal(bad)
+    with pytest.raises(TypeError, match=r"out of range \[-2147483648, 2147483647\]"):
+        set_virtual_device_count(2**40)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"max_version": "1"}, "max_version must be a tuple of two ints"),
+    ({"max_version": (1,)}, "max_version must be a tuple of two ints"),
+    ({"dl_device": "cpu"}, "dl_device must be a tuple of two ints"),
+    ({"dl_device": (1.0, 0)}, "dl_device must be a tuple of two ints"),
+    ({"copy": "yes"}, "copy must be True, False or None"),
+    ({"copy": 1}, "copy must be True, False or None"),
+])
+def test_dlpack_keywords_of_the_wrong_type_are_type_errors(kwargs, match):
+    b = Buffer.from_numpy(np.arange(3.0))
+    with pytest.raises(TypeError, match=match):
+        b.__dlpack__(**kwargs)
+
+
+def test_from_dlpack_copy_of_the_wrong_type_is_a_type_error():
+    with pytest.raises(TypeError, match="copy must be True, False or None"):
+        Buffer.from_dlpack(np.ones(3), copy="x")
+
+
+def test_max_pending_takes_numpy_integers():
+    from axl.driver import CPU, DeviceQueue
+    q = DeviceQueue(CPU(), max_pending=np.int64(5))
+    q.synchronize()
+    with pytest.raises(ValueError, match="max_pending must be from 1 to 4294967295"):
+        DeviceQueue(CPU(), max_pending=np.int64(0))
+    with pytest.raises(TypeError, match="max_pending must be an int > 0 or None"):
+        DeviceQueue(CPU(), max_pending=np.float64(5))
+
+
+def test_int_and_float_of_a_one_element_buffer_are_its_value():
+    # They fell through to the buffer protocol and parsed the raw bytes.
+    assert int(Buffer.from_numpy(np.array(3))) == 3
+    assert float(Buffer.from_numpy(np.array([2.5]))) == 2.5
+    assert int(Buffer.from_numpy(np.array([[7.9]], np.float32))) == 7
+    with pytest.raises(TypeError, match="only one-element buffers can be converted to Python scalars, got 3"):
+        int(Buffer.from_numpy(np.arange(3.0)))
+    with pytest.raises(TypeError, match="only one-element buffers"):
+        float(Buffer.from_numpy(np.zeros((2, 2))))
+
+
+@pytest.mark.parametrize("interval, error", [
+    (float("nan"), ValueError), (float("inf"), ValueError), (1e300, ValueError), (-1, ValueError),
+    ("1", TypeError), (None, TypeError), (True, TypeError),
+])
+def test_background_recorder_interval_is_checked_before_a_child_starts(interval, error):
+    from axl.profiler.gpu import BackgroundRecorder
+    with pytest.raises(error):
+        BackgroundRecorder(interval=interval)
+
+
+def test_module_namespace_lists_only_what_it_offers():
+    import axl.driver
+    assert "atexit" not in dir(axl.driver) and "annotations" not in dir(axl.driver)

@@ -519,6 +519,28 @@ def test_device_buffer_written_on_another_queue(dev):
     np.testing.assert_array_equal(np.from_dlpack(f, device="cpu"), np.arange(8))
 
 
+@on_virtual(**LATENCY)
+def test_copies_of_untracked_buffers_keep_queue_order(dev):
+    """UNTRACKED drops the host waits, not the order of axl's own copies: a
+    copy on another queue read a DevicePinnedBuffer before the copy that
+    filled it on its own queue had run (stale data, no error)."""
+    from axl.driver import DevicePinnedBuffer, batch_inplace_copy, copy_pinned_to_destinations
+
+    other = DeviceQueue(dev)
+    makers = (lambda: DevicePinnedBuffer(DType.int32, (8,), other),
+              lambda: Buffer(DType.int32, (8,), other, usage=Usage.STAGING | Usage.UNTRACKED))
+    copies = (lambda dst, src: dst.inplace_copy_from(src),
+              lambda dst, src: batch_inplace_copy([dst], [src]),
+              lambda dst, src: copy_pinned_to_destinations(src, [dst]))
+    for make in makers:
+        for copy in copies:
+            src = make()
+            src.inplace_copy_from(put(np.arange(8, dtype=np.int32), CPU()))  # 0.25 s on `other`
+            dst = Buffer(DType.int32, (8,), dev)  # the default queue's
+            copy(dst, src)
+            np.testing.assert_array_equal(dst.to_numpy(), np.arange(8))
+
+
 @on_accelerators(**LATENCY)
 def test_host_write_waits_for_a_pending_device_read(dev):
     q = DeviceQueue(dev)

@@ -472,6 +472,51 @@ def test_from_dlpack_any_producer():
     same(lb, np.arange(4, dtype=np.float64))
 
 
+class EditedProducer:
+    """A producer whose legacy capsule (numpy's) has its DLTensor edited in
+    place first: the hostile or unusual tensors a real producer may hand
+    over. The edits keep their arrays alive with the producer."""
+
+    def __init__(self, arr, **fields):
+        self.arr, self.fields, self.keep = arr, fields, []
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        cap = self.arr.__dlpack__()
+        t = ctypes.cast(_get_pointer(cap, b"dltensor"), ctypes.POINTER(DLManagedTensor)).contents.dl_tensor
+        for name, value in self.fields.items():
+            if name == "strides":
+                arr = (ctypes.c_int64 * len(value))(*value)
+                self.keep.append(arr)
+                t.strides = ctypes.cast(arr, ctypes.POINTER(ctypes.c_int64))
+            elif name == "dtype":
+                t.dtype = DLDataType(*value)
+            else:
+                setattr(t, name, value)
+        return cap
+
+    def __dlpack_device__(self):
+        return (DL_CPU, 0)
+
+
+@pytest.mark.parametrize("fields, match", [
+    # 2^61 elements x 4 bytes wrapped to a negative byte stride; reads then faulted.
+    ({"strides": (1 << 61,)}, "overflows a 64-bit byte stride"),
+    ({"strides": ((1 << 62) // 4,)}, "span more than 2\\^63 bytes"),
+    # A byte_offset past the address space: reads faulted.
+    ({"byte_offset": (1 << 64) - 8}, "outside the address space"),
+    # Two float4 per byte (JAX's layout, no padded flag in a legacy capsule):
+    # one byte per element would read past the producer's bytes.
+    ({"dtype": (17, 4, 1)}, "arrives packed"),
+])
+def test_from_dlpack_refuses_tensors_it_would_misread(fields, match):
+    arr = np.zeros(4, dtype=np.float32)
+    with pytest.raises(BufferError, match=match):
+        Buffer.from_dlpack(EditedProducer(arr, **fields))
+    # Refused before it is consumed: numpy still owns (and frees) it.
+    b = Buffer.from_dlpack(EditedProducer(arr))
+    assert b._data_ptr() == arr.ctypes.data
+
+
 def test_from_dlpack_copy_flag_only_for_numpy_and_buffers():
     msg = re.escape("`Buffer.from_dlpack` supports the `copy` flag only for numpy array and `Buffer` inputs")
     for copy in (True, False):

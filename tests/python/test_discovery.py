@@ -373,3 +373,36 @@ def test_virtual_device_mode_without_plugin():
 
 def test_cpu_still_there(cpu):
     assert CPU() is cpu
+
+
+def test_no_cpu_device_names_the_reason(tmp_path):
+    # AXL_PLUGINS_DISABLE=cpu: the error said to look for the plugin file,
+    # while the variable was the cause.
+    p = run_py("""
+        from axl.driver import CPU
+        try:
+            CPU()
+        except ValueError as e:
+            print("ERR", e)
+    """, env={"AXL_PLUGINS_DISABLE": "cpu"})
+    assert "ERR no CPU device" in p.stdout and "AXL_PLUGINS_DISABLE" in p.stdout, p.stdout
+
+
+def test_unsearchable_plugin_folder_is_warned_about(tmp_path):
+    missing = tmp_path / "no-such-folder"
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    p = run_py("import axl.driver as d; d.accelerator_count()",
+               env={"AXL_PLUGIN_PATH": f"{missing}:{afile}"})
+    assert f"cannot search folder '{missing}' in AXL_PLUGIN_PATH: No such file or directory" in p.stderr, p.stderr
+    assert f"cannot search folder '{afile}' in AXL_PLUGIN_PATH: Not a directory" in p.stderr, p.stderr
+
+
+def test_log_file_in_a_missing_folder_is_not_created(tmp_path):
+    target = tmp_path / "missing" / "x.log"
+    p = run_py("import axl.driver as d; d.accelerator_count()",
+               env={"AXL_LOG_FILE": str(target), "AXL_PLUGIN_PATH": str(tmp_path / "nope")})
+    assert not (tmp_path / "missing").exists()
+    assert f"cannot open AXL_LOG_FILE '{target}': No such file or directory; logging to stderr" in p.stderr, p.stderr
+    # and the warnings it would have hidden reach stderr
+    assert "cannot search folder" in p.stderr

@@ -105,3 +105,29 @@ print('main done', flush=True)
     assert p.returncode == 0, p.stderr
     assert "main done" in p.stdout
     assert took < 20
+
+
+@needs_virtual
+def test_only_the_stuck_queue_is_reported_when_others_finished():
+    # A stuck queue uses up the shared exit deadline; queues released after
+    # it whose work had finished long before (their buffers' frees are the
+    # only thing enqueued at finalisation) were declared abandoned too,
+    # because their drain thread had no time left to run.
+    code = """
+import numpy as np
+from axl.driver import *
+d = Accelerator(); c = CPU()
+q = DeviceQueue(d)
+bufs = [Buffer.from_numpy(np.arange(1 << 16, dtype=np.float32), device=d).copy(q) for i in range(4)]
+q.record_event().synchronize()
+f = CompletionFlag(c); cq = DeviceQueue(c); cq.wait_for_host_value(f, 1)
+G = [bufs, q, cq]
+print('ready', flush=True)
+"""
+    p, took = run_timed(code, env={"AXL_VIRTUAL_DEVICES": "2"})
+    assert p.returncode == 0, p.stderr
+    assert "ready" in p.stdout
+    abandoned = [line for line in p.stderr.splitlines() if "abandoned" in line]
+    assert len(abandoned) == 1, p.stderr
+    assert "cpu" in abandoned[0] and "completion flag" in abandoned[0], abandoned
+    assert took < 15

@@ -98,6 +98,45 @@ def test_opencl_c_errors_name_what_is_wrong(pocl):
     """)
 
 
+def test_launch_refuses_an_argument_of_the_wrong_kind(pocl):
+    # A scalar of pointer size at a __global parameter was taken by the
+    # driver as a cl_mem and dereferenced (the process died); a buffer at an
+    # 8-byte value parameter passed the cl_mem as the value, silently.
+    run_on(OPENCL, """
+        import numpy as np
+        import axl.driver as drv
+        from axl.dtype import DType
+        src = "__kernel void f(__global float* y, ulong n) { if (get_global_id(0) < n) y[get_global_id(0)] = 1.0f; }"
+        k = drv.Program(src, device=dev).compile().kernel("f")
+        y = drv.Buffer.zeros((64,), DType.float32, dev)
+        q = dev.default_queue
+        for args, where in (((np.uint64(5), np.uint64(64)), "argument 0"), ((y, y), "argument 1")):
+            try:
+                q.launch(k, 1, 64, *args)
+            except drv.InvalidArgumentError as e:
+                assert where in str(e) and "'f'" in str(e), e
+            else:
+                raise SystemExit(f"a launch with {args!r} ran")
+        q.launch(k, 1, 64, y, np.uint64(64))  # the queue still works
+        assert (y.to_numpy() == 1.0).all()
+        print("ok")
+    """)
+
+
+def test_stats_reports_total_and_this_process_s_use(pocl):
+    # MAX's Device.stats is a property of every device; it raised here.
+    run_on(OPENCL, """
+        import axl.driver as drv
+        from axl.dtype import DType
+        s = dev.stats
+        assert s["total_memory"] > 0 and 0 <= s["free_memory"] <= s["total_memory"], s
+        b = drv.Buffer(DType.uint8, (1 << 20,), dev)
+        after = dev.stats["free_memory"]
+        assert after <= s["free_memory"] - (1 << 20), (s, after)
+        del b
+    """)
+
+
 def test_saxpy_over_ten_million_floats_matches_numpy(pocl):
     run_on(OPENCL, f"""
         import numpy as np

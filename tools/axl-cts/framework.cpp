@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -191,7 +193,9 @@ bool write_report_locked() {
     if (!f) return false;
   }
   if (std::rename(tmp.c_str(), g_report_path.c_str()) != 0) {
-    std::fprintf(stderr, "axl-cts: cannot rename %s to %s\n", tmp.c_str(), g_report_path.c_str());
+    const int err = errno;
+    std::remove(tmp.c_str());  // no stray temporary beside the target
+    std::fprintf(stderr, "axl-cts: cannot write the report to %s: %s\n", g_report_path.c_str(), std::strerror(err));
     return false;
   }
   return true;

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -186,6 +187,11 @@ int main(int argc, char** argv) {
       if (r < 0) return 2;
     } else if ((r = value("--report", report)) != 0) {
       if (r < 0) return 2;
+      struct stat st {};
+      if (::stat(report.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        std::fprintf(stderr, "axl-cts: --report expects a file path, got the folder '%s'\n", report.c_str());
+        return 2;
+      }
     } else if ((r = value("--backend", v)) != 0) {
       if (r < 0) return 2;
       for (auto& n : split_commas(v)) wanted.insert(n);

@@ -141,6 +141,12 @@ struct Kernel {
   cl_kernel kernel = nullptr;
   Module* module = nullptr;
   cl_uint num_args = 0;  // CL_KERNEL_NUM_ARGS
+  // Per parameter, its CL_KERNEL_ARG_ADDRESS_QUALIFIER (global, constant,
+  // local or private); empty when the driver has no argument info (a
+  // program built from a binary). A launch checks each argument's kind
+  // against it: a scalar at a __global parameter would otherwise be taken
+  // as a cl_mem by the driver and dereferenced.
+  std::vector<cl_kernel_arg_address_qualifier> arg_spaces;
   // Arguments are kernel state in OpenCL (clSetKernelArg), so
   // set-arguments-then-enqueue must not interleave between two queues.
   std::mutex launch_mu;

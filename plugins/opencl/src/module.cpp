@@ -58,7 +58,36 @@ axl_status compile_source(Device& d, const char* source, const std::string& opti
   cl_int r = CL_SUCCESS;
   cl_program p = cl().clCreateProgramWithSource(d.context(), 1, &source, nullptr, &r);
   if (r != CL_SUCCESS || p == nullptr) return cl_fail("clCreateProgramWithSource", r);
-  return build(d, p, options, what, out);
+  // Argument info (address spaces) lets a launch refuse a scalar at a
+  // pointer parameter instead of the driver dereferencing it.
+  return build(d, p, options.empty() ? "-cl-kernel-arg-info" : options + " -cl-kernel-arg-info", what, out);
+}
+
+// Each parameter's address space, or none when the driver keeps no
+// argument info for the program (CL_KERNEL_ARG_INFO_NOT_AVAILABLE).
+std::vector<cl_kernel_arg_address_qualifier> arg_spaces(cl_kernel k, cl_uint n) {
+  std::vector<cl_kernel_arg_address_qualifier> out(n);
+  if (cl().clGetKernelArgInfo == nullptr) return {};
+  for (cl_uint i = 0; i < n; ++i)
+    if (cl().clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof out[i], &out[i], nullptr) != CL_SUCCESS)
+      return {};
+  return out;
+}
+
+// Why argument i of kind `kind` cannot go to a parameter in `space`, or "".
+std::string arg_kind_mismatch(const Kernel& k, uint32_t i, int32_t kind) {
+  if (k.arg_spaces.empty()) return "";
+  const cl_kernel_arg_address_qualifier space = k.arg_spaces[i];
+  const bool pointer = space == CL_KERNEL_ARG_ADDRESS_GLOBAL || space == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+  const char* expected = pointer ? "a buffer (its parameter is a __global or __constant pointer)"
+                         : space == CL_KERNEL_ARG_ADDRESS_LOCAL ? "a local-memory size (its parameter is __local)"
+                                                                : "a value (its parameter is not a pointer)";
+  const bool ok = pointer ? kind == AXL_ARG_DEVADDR
+                  : space == CL_KERNEL_ARG_ADDRESS_LOCAL ? kind == AXL_ARG_LOCAL
+                                                         : kind == AXL_ARG_SCALAR;
+  if (ok) return "";
+  const char* given = kind == AXL_ARG_DEVADDR ? "a buffer" : kind == AXL_ARG_LOCAL ? "a local-memory size" : "a value";
+  return common::str("queue_launch: argument ", i, " of kernel '", k.name, "' must be ", expected, ", got ", given);
 }
 
 }  // namespace
@@ -163,6 +192,7 @@ axl_status module_get_kernel(axl_pmodule module, const char* name, axl_pkernel* 
           kernel->kernel = ck;
           kernel->module = &m;
           cl().clGetKernelInfo(ck, CL_KERNEL_NUM_ARGS, sizeof kernel->num_args, &kernel->num_args, nullptr);
+          kernel->arg_spaces = arg_spaces(ck, kernel->num_args);
           slot = std::move(kernel);
           return AXL_SUCCESS;
         },
@@ -212,6 +242,9 @@ axl_status queue_launch(axl_pqueue queue, axl_pkernel kernel, const axl_launch_c
     if (num_args != k.num_args)
       return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("queue_launch: kernel '", k.name, "' takes ",
                                                           k.num_args, " argument(s), ", num_args, " given"));
+    for (uint32_t i = 0; i < num_args; ++i)
+      if (const std::string bad = arg_kind_mismatch(k, i, args[i].kind); !bad.empty())
+        return fail(AXL_ERROR_INVALID_ARGUMENT, bad);
     if (config->shared_mem_bytes != 0)
       return fail(AXL_ERROR_UNSUPPORTED,
                   common::str("queue_launch: ", config->shared_mem_bytes, " bytes of dynamic shared memory: "

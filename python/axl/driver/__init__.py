@@ -96,6 +96,9 @@ __version__ = _core.__version__
 # can take them. Registered at import, it runs after atexit handlers the
 # program registers later, which may still use axl.
 atexit.register(_core._exit_begin)
+# Not part of the namespace (dir(axl.driver) lists what the module offers);
+# `annotations` is the __future__ feature's name.
+del atexit, annotations
 
 
 def __getattr__(name: str) -> object:

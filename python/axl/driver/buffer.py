@@ -15,7 +15,7 @@ import itertools
 import math
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .. import _core
 from .._core import Buffer, DeviceQueue, HostHazardCompletion
@@ -152,6 +152,14 @@ def _dlpack_versioned(np: object) -> bool:
     return v
 
 
+def _check_device(device: object, what: str) -> None:
+    """TypeError unless ``device`` is None or a Device, with the text the
+    native entry points give (checked before any work is done)."""
+    if device is not None and not isinstance(device, Device):
+        raise TypeError(f"{what}: expected an axl.driver.Device (CPU() or Accelerator()), "
+                        f"got {type(device).__name__}")
+
+
 def _from_numpy(arr: object, device: Device | None = None) -> Buffer:
     """A host buffer over ``arr`` (MAX: ``Buffer.from_numpy``).
 
@@ -169,6 +177,7 @@ def _from_numpy(arr: object, device: Device | None = None) -> Buffer:
     Raises:
         ValueError: ``unsupported NumPy dtype: ...``.
     """
+    _check_device(device, "Buffer.from_numpy")
     np = _np()
     a = np.asarray(arr)
     if a.ndim:
@@ -184,6 +193,7 @@ def _from_numpy(arr: object, device: Device | None = None) -> Buffer:
 def _from_array(arr: object, device: Device | None) -> Buffer:
     """MAX's third constructor, ``Buffer(shape=ndarray, device=dev)``: a copy
     of the array on ``device``."""
+    _check_device(device, "Buffer")
     src = _from_numpy(_np().array(arr, copy=True))
     return src if device is None or device.is_host else src.copy(device)
 
@@ -220,12 +230,14 @@ def _from_dlpack(array: object, *, copy: bool | None = None) -> Buffer:
     (DLPack's ``stream`` argument).
 
     Raises:
-        TypeError: ``array`` has no ``__dlpack__`` method.
+        TypeError: ``array`` has no ``__dlpack__`` method; ``copy`` is not a
+            bool or None.
         ValueError: MAX's messages for non-contiguous input and for ``copy``
             with inputs other than numpy arrays and Buffers.
         BufferError: the producer's device or dtype has no axl counterpart;
             ``copy=False`` of a read-only numpy array.
     """
+    _check_copy(copy, "Buffer.from_dlpack")
     np = sys.modules.get("numpy")
     if isinstance(array, Buffer):
         return array.copy() if copy else array
@@ -298,6 +310,25 @@ def _copy_in_place_kind(buf: Buffer) -> Buffer:
     return out
 
 
+def _int_pair(value: object, what: str) -> tuple[int, int] | None:
+    """``value`` as a (major, minor) / (device_type, device_id) pair of
+    ints, or None; TypeError naming it otherwise (the array API's types)."""
+    if value is None:
+        return None
+    try:
+        pair = tuple(value)  # type: ignore[arg-type]
+    except TypeError:
+        pair = ()
+    if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in pair):
+        raise TypeError(f"{what} must be a tuple of two ints or None, got {type(value).__name__} {value!r}")
+    return pair  # type: ignore[return-value]
+
+
+def _check_copy(copy: object, what: str) -> None:
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"{what}: copy must be True, False or None, got {type(copy).__name__} {copy!r}")
+
+
 def _dlpack(
     self: Buffer,
     *,
@@ -319,7 +350,8 @@ def _dlpack(
     to be a cl_mem) is refused, saying how to get a host copy.
 
     Raises:
-        TypeError: ``stream`` is neither an int nor None.
+        TypeError: ``stream`` is neither an int nor None; ``max_version`` or
+            ``dl_device`` is not a pair of ints; ``copy`` is not a bool or None.
         BufferError: a device change with ``copy=False``, or to a device other
             than the CPU; a dtype DLPack lacks; memory no consumer can read.
     """
@@ -327,6 +359,9 @@ def _dlpack(
     # mistake that would otherwise be read as "synchronize" silently.
     if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
         raise TypeError(f"__dlpack__: stream must be an int or None, got {type(stream).__name__} {stream!r}")
+    max_version = _int_pair(max_version, "__dlpack__: max_version")
+    dl_device = _int_pair(dl_device, "__dlpack__: dl_device")
+    _check_copy(copy, "__dlpack__")
     target, copied = self, False
     if dl_device is not None and tuple(dl_device) != self._dlpack_device():
         if copy is False:
@@ -454,6 +489,22 @@ def _item(self: Buffer) -> object:
     return float(_decode(self.dtype, bits)[0])
 
 
+def _scalar_conversion(kind: type) -> Callable[[Buffer], object]:
+    """``int(buf)`` / ``float(buf)`` as numpy does for one-element arrays
+    (through :meth:`item`); without it Python fell through to the buffer
+    protocol and parsed the raw bytes as text."""
+
+    def convert(self: Buffer) -> object:
+        n = self.num_elements
+        if n != 1:
+            raise TypeError(f"only one-element buffers can be converted to Python scalars, got {n} elements; "
+                            "use buf.item() or buf.to_numpy()")
+        return kind(self.item())
+
+    convert.__name__ = f"__{kind.__name__}__"
+    return convert
+
+
 def _values_for_print(self: Buffer) -> object:
     host = _host_side(self)
     if self.dtype in _NUMPY_NATIVE:
@@ -487,6 +538,7 @@ def _zeros(
 
 def _scalar(value: object, dtype: DType, device: Device | None = None) -> Buffer:
     """A rank-0 buffer holding ``value`` (on the CPU unless ``device``)."""
+    _check_device(device, "Buffer.scalar")
     buf = Buffer(dtype, (), CPU())
     _write_element(buf, value)
     return buf if device is None or device.is_host else buf.to(device)
@@ -551,6 +603,11 @@ def _mmap(
 # -------------------------------------------------------- copies, movement
 
 
+def _untracked_host(buf: Buffer) -> bool:
+    """Host-visible memory without a hazard record (``Usage.UNTRACKED``)."""
+    return buf._host_visible and not buf._host_hazard_tracked
+
+
 def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
     """The queue a copy runs on, made to wait for the source's queue.
 
@@ -559,8 +616,11 @@ def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
     the source's queue does (MAX: a copy into staging memory runs on the
     source's queue), and hazard tracking orders the host reads. When the
     other buffer is device memory bound to another queue, the copy waits (on
-    the device) for that queue; host-visible buffers need no such wait: the
-    core orders a copy after their tracked writer when it is still pending.
+    the device) for that queue; tracked host-visible buffers need no such
+    wait: the core orders a copy after their writer when it is still
+    pending. An untracked one (``Usage.UNTRACKED``, ``DevicePinnedBuffer``)
+    has no writer record, so its queue is waited for like device memory's:
+    axl's own copies stay in order whatever the usage.
     """
     if not dst._host_visible:
         queue, other = dst.stream, src
@@ -568,7 +628,7 @@ def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
         queue, other = src.stream, dst
     else:
         queue, other = dst.stream, src
-    if not other._host_visible and other.stream != queue:
+    if other.stream != queue and (not other._host_visible or _untracked_host(other)):
         queue.wait_for(other.stream)
     return queue
 
@@ -683,7 +743,7 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
         raise ValueError(
             f"batch_inplace_copy: dsts and srcs must have the same length (got {len(dsts)} dsts, {len(srcs)} srcs)"
         )
-    batched, strided = [], []
+    batched, singles = [], []
     for i, (dst, src) in enumerate(zip(dsts, srcs)):
         if not isinstance(dst, Buffer) or not isinstance(src, Buffer):
             raise TypeError(
@@ -698,9 +758,13 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
             )
         if dst.num_elements == 0:
             continue
-        (batched if dst.is_contiguous and src.is_contiguous else strided).append((dst, src))
+        # Untracked host-visible buffers have no writer record for the core's
+        # batch to order against: they take the per-pair path, whose queue
+        # waits for theirs (_copy_queue).
+        one_by_one = not (dst.is_contiguous and src.is_contiguous) or _untracked_host(dst) or _untracked_host(src)
+        (singles if one_by_one else batched).append((dst, src))
     _core._copy_batch(batched)
-    for dst, src in strided:
+    for dst, src in singles:
         dst._copy_from(src, _copy_queue(dst, src))
 
 
@@ -780,6 +844,8 @@ for _name, _fn in {
     "__setitem__": _setitem,
     "__str__": _str,
     "item": _item,
+    "__int__": _scalar_conversion(int),
+    "__float__": _scalar_conversion(float),
     "inplace_copy_from": _inplace_copy_from,
     "_inplace_copy_from": _inplace_copy_from,
     "copy": _copy,

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 import subprocess
 import sys
@@ -16,6 +18,9 @@ from .types import GPUStats, stats_from_json_dict
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 5.0
 EXIT_TIMEOUT = 5.0
+# The longest interval a sleep takes everywhere (threading's TIMEOUT_MAX is
+# far larger on Linux; a day between samples is already no recording).
+_MAX_INTERVAL = 86400.0
 
 
 class GpuStatsRecorder(Protocol):
@@ -35,8 +40,16 @@ class BackgroundRecorder:
     use. On a host without GPUs ``stats`` is a list of empty dicts."""
 
     def __init__(self, *, interval: float = 1.0) -> None:
+        # MAX checks only the sign; NaN, infinity and values too large for
+        # a sleep are refused here too, rather than by the child after a spawn.
+        if isinstance(interval, bool) or not isinstance(interval, numbers.Real):
+            raise TypeError(f"BackgroundRecorder: interval must be a number of seconds, got "
+                            f"{type(interval).__name__} {interval!r}")
         if interval < 0:
             raise ValueError("Interval must be non-negative")
+        if not math.isfinite(interval) or interval > _MAX_INTERVAL:
+            raise ValueError(f"BackgroundRecorder: interval must be a finite number of seconds up to "
+                             f"{_MAX_INTERVAL:g}, got {interval!r}")
         self._interval = float(interval)
         self._proc: Optional[subprocess.Popen] = None
         self._reader: Optional[_protocol.LineReader] = None
