@@ -125,6 +125,7 @@ const char* kind_name(Kind k) {
     case Kind::trace: return "launch trace";
     case Kind::completion: return "completion";
     case Kind::profile_events: return "profile events";
+    case Kind::multicast: return "multicast group";
   }
   return "unknown";
 }

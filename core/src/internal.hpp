@@ -95,6 +95,7 @@ enum class Kind : uint32_t {
   trace = 0x41584c54,
   completion = 0x41584c43,
   profile_events = 0x41584c50,
+  multicast = 0x41584c47,  // "AXLG": a multicast group
 };
 
 struct Object;
@@ -626,6 +627,18 @@ struct Kernel : Object {
   Module* module = nullptr;  // retained; null for built-in test kernels
   axl_pkernel pk = nullptr;
   std::string name;
+};
+
+// A multicast group (multicast.cpp): the plugin's group over `devices`
+// (retained, in the creator's order), destroyed when the last reference
+// goes; each view buffer holds one.
+struct Multicast : Object {
+  Multicast() : Object(Kind::multicast) {}
+  ~Multicast() override;
+  Backend* backend = nullptr;
+  axl_pmulticast pm = nullptr;
+  std::vector<Device*> devices;
+  uint64_t reserved_bytes = 0;
 };
 
 // ---------------------------------------------------------------- tracing --

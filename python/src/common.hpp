@@ -292,6 +292,8 @@ void register_buffer(py::module_& m);
 void add_buffer_protocol(py::handle buffer_type);
 // DLPack export (__dlpack__, __dlpack_device__) and import (_from_dlpack).
 void register_dlpack(py::module_& m, py::class_<BufferObj>& cls);
+// axl.driver.SymmetricPool's multicast groups (multicast.cpp).
+void register_multicast(py::module_& m);
 // Builds a Buffer object around an existing allocation (used by DLPack).
 py::object make_buffer_object(axl::Buffer buffer, axl_device_t device, py::object dtype, const axl_layout& layout,
                               uint32_t usage, bool pinned);

@@ -10,6 +10,7 @@ PYBIND11_MODULE(_core, m) {
   axlpy::register_errors(m);
   axlpy::register_devices(m);
   axlpy::register_buffer(m);  // before queues: launch checks for Buffer
+  axlpy::register_multicast(m);
   axlpy::register_queues(m);
   axlpy::register_kernels(m);
   axlpy::register_program(m);  // after kernels: compile() returns a Module

@@ -193,3 +193,32 @@ def test_launch_trace_names_copies_and_kernels(gpu):
     assert htod.memcpy_byte_size == n * 4
     k = [e for e in trace if e.name == "inc"][0]
     assert (k.grid_x, k.block_x) == (2, 128)
+
+
+def test_symmetric_pool_over_the_gpus(gpu):
+    # SymmetricPool over every GPU: with fewer than 2 it is unsupported with
+    # the reason; with 2+ it is allocated where every device reports
+    # multicast support (the cuda plugin's multicast slots), and a copy into
+    # one GPU's multicast view then reaches every GPU's unicast memory.
+    from axl.driver import SymmetricPool
+
+    gpus = [drv.Accelerator(i) for i in range(drv.accelerator_count())]
+    if len(gpus) < 2:
+        assert not SymmetricPool.is_supported(gpus)
+        with pytest.raises(RuntimeError, match="at least 2 devices"):
+            SymmetricPool.allocate(gpus, 1 << 20)
+        return
+    if not SymmetricPool.is_supported(gpus):
+        with pytest.raises(RuntimeError, match="no multicast support"):
+            SymmetricPool.allocate(gpus, 1 << 20)
+        return
+    pool = SymmetricPool.allocate(gpus, 1 << 20)
+    zeros = drv.Buffer.from_numpy(np.zeros(1 << 20, np.uint8))
+    for g in gpus:
+        pool.unicast_view(g).inplace_copy_from(zeros)
+        g.synchronize()
+    data = (np.arange(1 << 20) % 251).astype(np.uint8)
+    pool.multicast_view(gpus[0]).inplace_copy_from(drv.Buffer.from_numpy(data))
+    gpus[0].synchronize()
+    for g in gpus:
+        np.testing.assert_array_equal(pool.unicast_view(g).to(drv.CPU()).to_numpy(), data)

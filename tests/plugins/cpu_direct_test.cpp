@@ -285,14 +285,16 @@ TEST_CASE("negotiate returns the cpu backend's info and a complete table", "[cpu
   CHECK((p.info->flags & AXL_PLUGIN_FLAG_VIRTUAL) == 0);
   CHECK(p.minor == AXL_PLUGIN_ABI_MINOR);
   CHECK(p.table->struct_size == sizeof(axl_plugin_table));
-  // Every slot but peer enabling (no peers exist) and run-time compilation
-  // (no compiler) is implemented.
+  // Every slot but peer enabling (no peers exist), run-time compilation
+  // (no compiler) and the four multicast-group slots (one device) is
+  // implemented.
   const auto* slots = reinterpret_cast<void* const*>(reinterpret_cast<const char*>(p.table) + sizeof(size_t));
   const size_t n = (sizeof(axl_plugin_table) - sizeof(size_t)) / sizeof(void*);
   size_t null_slots = 0;
   for (size_t i = 0; i < n; ++i) null_slots += slots[i] == nullptr;
-  CHECK(null_slots == 2);
+  CHECK(null_slots == 6);
   CHECK(p.table->device_enable_peer_access == nullptr);
+  CHECK(p.table->multicast_create == nullptr);
   CHECK(p.table->module_compile == nullptr);
 
   // A core of another major is refused without touching its host services

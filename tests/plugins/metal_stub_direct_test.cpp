@@ -172,8 +172,10 @@ TEST_CASE("metal_stub: every other slot is UNSUPPORTED and names itself") {
       {"device_get_test_kernel", [&] { return t->device_get_test_kernel(d, 0, &k); }},
       {"module_compile", [&] { return t->module_compile(d, nullptr, &m); }},
   };
-  // 43 slots: init, device_count and set_option are checked above.
-  CHECK(calls.size() + 3 == (sizeof(axl_plugin_table) - sizeof(size_t)) / sizeof(void*));
+  // 47 slots: init, device_count and set_option are checked above; the four
+  // multicast-group slots (ABI 1.4) the stub leaves NULL.
+  CHECK(t->multicast_create == nullptr);
+  CHECK(calls.size() + 3 + 4 == (sizeof(axl_plugin_table) - sizeof(size_t)) / sizeof(void*));
   for (const auto& [slot, call] : calls) {
     INFO(slot);
     host.clear();

@@ -168,3 +168,37 @@ def test_virtual_devices_keep_their_emulation_whatever_api_they_show():
         print("OK")
         """, devices=None, setup=setup)
     assert "OK" in p.stdout
+
+
+@needs_virtual
+def test_a_write_into_a_multicast_view_reaches_every_device():
+    # The virtual backend's multicast groups broadcast a copy into one
+    # device's multicast view to every device's unicast memory, as a
+    # multicast store does; a write into unicast memory stays local.
+    p = run_pool("""
+        a, b, c = gpus
+        pool = SymmetricPool.allocate([a, b, c], 300)
+        for d in gpus:
+            pool.unicast_view(d).inplace_copy_from(drv.Buffer.from_numpy(np.zeros(300, np.uint8)))
+            d.synchronize()
+        data = np.arange(300, dtype=np.uint16).astype(np.uint8)
+        pool.multicast_view(b).inplace_copy_from(drv.Buffer.from_numpy(data))
+        b.synchronize()  # other devices' queues do not wait for b's
+        for d in gpus:
+            assert pool.unicast_view(d).to_numpy().tolist() == data.tolist(), d
+        pool.unicast_view(c).inplace_copy_from(drv.Buffer.from_numpy(np.full(300, 7, np.uint8)))
+        assert pool.unicast_view(a).to_numpy().tolist() == data.tolist()
+        assert set(pool.unicast_view(c).to_numpy().tolist()) == {7}
+        print("OK")
+        """, devices=3)
+    assert "OK" in p.stdout
+
+
+def test_support_is_the_cores_answer_per_device():
+    p = run_pool("""
+        from axl import _core
+        assert not _core._multicast_supported(drv.CPU())
+        assert all(_core._multicast_supported(g) for g in gpus)
+        print("OK")
+        """)
+    assert "OK" in p.stdout

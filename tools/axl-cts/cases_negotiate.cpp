@@ -127,6 +127,18 @@ SlotAnswer verify_null_slot(BackendUnderTest& b, const std::string& slot) {
     if (k) axl_kernel_release(k);
     return a;
   }
+  if (slot == "multicast_create") {
+    if (b.devices.size() < 2) return unreachable("it needs two devices of this backend");
+    axl_device_t two[2] = {d, b.devices[1].device.get()};
+    axl_multicast_t g = nullptr;
+    SlotAnswer a = judge(slot, axl_multicast_create(two, 2, 4096, &g));
+    if (g) axl_multicast_release(g);
+    return a;
+  }
+  if (slot == "device_get_multicast_support")
+    return unreachable("the core answers 0 (no multicast support)");
+  if (slot == "multicast_get_addresses" || slot == "multicast_destroy")
+    return unreachable("the core reaches it only through a group multicast_create creates");
   if (slot == "backend_set_tracing")
     return unreachable("the core leaves the backend out of launch traces");
   if (slot == "backend_set_option")
@@ -165,7 +177,8 @@ TEST_CASE("cts.negotiate.table_shape", "[negotiate]") {
     // it created: the core has no other way to release it.
     const char* pairs[][2] = {{"pinned_alloc", "pinned_free"},
                               {"flag_create", "flag_destroy"},
-                              {"module_load", "module_unload"}};
+                              {"module_load", "module_unload"},
+                              {"multicast_create", "multicast_destroy"}};
     for (auto& pr : pairs)
       if (b.has_slot(pr[0]) && !b.has_slot(pr[1]))
         c.check(false, cat(pr[0], " is set but ", pr[1], " is NULL: what it creates can never be released"));

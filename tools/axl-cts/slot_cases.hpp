@@ -76,6 +76,10 @@ inline constexpr SlotCases kSlotCases[] = {
     {"module_get_kernel", {"cts.module.get_kernel"}},
     {"device_get_test_kernel", {"cts.kernel.test_kernel_grids"}},
     {"module_compile", {"cts.module.compile"}},
+    {"device_get_multicast_support", {"cts.multicast.broadcast"}},
+    {"multicast_create", {"cts.multicast.broadcast"}},
+    {"multicast_get_addresses", {"cts.multicast.broadcast"}},
+    {"multicast_destroy", {"cts.multicast.broadcast"}},
     CTS_SLOT_CASES_EXTRA
 };
 

@@ -83,7 +83,7 @@ extern "C" {
 #endif
 
 #define AXL_ABI_MAJOR 1
-#define AXL_ABI_MINOR 4
+#define AXL_ABI_MINOR 5
 
 /* Handles are opaque values, not addresses: nothing may be read through one,
  * and its bits mean nothing to the application (they name a slot of the
@@ -104,6 +104,7 @@ typedef struct axl_buffer_s* axl_buffer_t;
 typedef struct axl_module_s* axl_module_t;
 typedef struct axl_kernel_s* axl_kernel_t;
 typedef struct axl_flag_s* axl_flag_t;
+typedef struct axl_multicast_s* axl_multicast_t; /* ABI 1.5 */
 typedef struct axl_launch_trace_s* axl_launch_trace_t;
 
 /* ======================================================================== */
@@ -413,6 +414,57 @@ AXL_API axl_status axl_buffer_create_external(axl_device_t device, uint64_t addr
                                               uint64_t size_bytes, uint32_t flags,
                                               axl_buffer_release_callback release,
                                               void* user_data, axl_buffer_t* out_buffer);
+
+/* ======================================================================== */
+/* Multicast groups (ABI 1.5): symmetric memory over several devices        */
+/* ======================================================================== */
+/* What MAX's SymmetricPool stands on (CUDA's multicast objects): a group of
+ * two or more devices of one backend, each with its own ("unicast") memory
+ * of the group's size and a multicast view of it through which a write
+ * reaches every member's unicast memory at the same offset. Views are
+ * buffers of their device (axl_multicast_buffer), usable in copies, fills
+ * and launches on that device like any allocation; reading a multicast view
+ * is backend-defined (CUDA: plain loads are undefined). */
+
+/* Which view axl_multicast_buffer returns. */
+enum {
+  AXL_MULTICAST_VIEW_UNICAST = 0,   /* the device's own memory */
+  AXL_MULTICAST_VIEW_MULTICAST = 1  /* the device's mapping of the group */
+};
+
+/* *out_supported = 1 if `device` can be a member of a multicast group: its
+ * backend has the multicast slots and the device reports support (CUDA:
+ * CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED); 0 otherwise, host devices
+ * included. Allocates nothing. Backend errors. Errors: the common
+ * AXL_ERROR_INVALID_HANDLE, AXL_ERROR_INVALID_ARGUMENT (NULL out). */
+AXL_API axl_status axl_device_multicast_supported(axl_device_t device, uint8_t* out_supported);
+/* A group over devices[0..num_devices) with `bytes` on each, rounded up by
+ * the backend to its multicast granularity (axl_multicast_reserved_bytes).
+ * The group lives while the caller's reference or any view buffer does; its
+ * memory is freed once the last goes and the queues that used it are done.
+ * Backend errors (AXL_ERROR_OUT_OF_DEVICE_MEMORY; AXL_ERROR_UNSUPPORTED for
+ * a device the backend cannot add). Errors: AXL_ERROR_INVALID_ARGUMENT for
+ * NULL devices or out_group, fewer than 2 devices, a device listed twice,
+ * bytes 0, or devices of different backends; AXL_ERROR_UNSUPPORTED naming
+ * the device for a host device, or for a backend without the multicast
+ * slots (naming the slot). */
+AXL_API axl_status axl_multicast_create(const axl_device_t* devices, uint32_t num_devices, uint64_t bytes,
+                                        axl_multicast_t* out_group);
+/* Errors: only the common AXL_ERROR_INVALID_HANDLE. */
+AXL_API axl_status axl_multicast_retain(axl_multicast_t group);
+AXL_API axl_status axl_multicast_release(axl_multicast_t group);
+/* Bytes each member holds (>= the bytes asked for). Errors: the common
+ * AXL_ERROR_INVALID_HANDLE, AXL_ERROR_INVALID_ARGUMENT (NULL out). */
+AXL_API axl_status axl_multicast_reserved_bytes(axl_multicast_t group, uint64_t* out_bytes);
+/* A new buffer of reserved_bytes on member `index` (its position in
+ * axl_multicast_create's list): its unicast memory or its multicast view
+ * (AXL_MULTICAST_VIEW_*). The buffer keeps the group alive; it is not
+ * tracked (flags 0) and the host cannot read it. Backend errors. Errors: the
+ * common AXL_ERROR_INVALID_HANDLE, AXL_ERROR_OUT_OF_RANGE for index >= the
+ * number of members, AXL_ERROR_INVALID_ARGUMENT for an unknown view or NULL
+ * out. */
+AXL_API axl_status axl_multicast_buffer(axl_multicast_t group, uint32_t index, uint32_t view,
+                                        axl_buffer_t* out_buffer);
 
 /* ======================================================================== */
 /* Layouts: n-d strided views of a buffer's bytes                           */

@@ -514,8 +514,47 @@ class Device : public detail::Handle<axl_device_t, axl_device_retain, axl_device
     return v != 0;
   }
   void enable_peer_access(const Device& peer) const { check(axl_device_enable_peer_access(h_, peer.get())); }
+  // Whether the device can be a member of a multicast group
+  // (axl_device_multicast_supported).
+  bool multicast_supported() const {
+    uint8_t v = 0;
+    check(axl_device_multicast_supported(h_, &v));
+    return v != 0;
+  }
   bool operator==(const Device& o) const { return axl_device_equal(h_, o.h_) != 0; }
   bool operator!=(const Device& o) const { return !(*this == o); }
+};
+
+// A multicast group over two or more devices of one backend
+// (axl_multicast_create): per member, a unicast buffer and a multicast view
+// whose writes reach every member. The buffers keep the group alive.
+class Multicast : public detail::Handle<axl_multicast_t, axl_multicast_retain, axl_multicast_release> {
+ public:
+  using Handle::Handle;
+  static Multicast create(const std::vector<Device>& devices, uint64_t bytes) {
+    std::vector<axl_device_t> raw;
+    raw.reserve(devices.size());
+    for (const Device& d : devices) raw.push_back(d.get());
+    axl_multicast_t g = nullptr;
+    check(axl_multicast_create(raw.data(), static_cast<uint32_t>(raw.size()), bytes, &g));
+    return Multicast(g);
+  }
+  // Bytes each member holds: the request rounded up to the granularity.
+  uint64_t reserved_bytes() const {
+    uint64_t v = 0;
+    check(axl_multicast_reserved_bytes(h_, &v));
+    return v;
+  }
+  // Member `index`'s own memory, or its multicast view.
+  Buffer unicast(uint32_t index) const { return view(index, AXL_MULTICAST_VIEW_UNICAST); }
+  Buffer multicast(uint32_t index) const { return view(index, AXL_MULTICAST_VIEW_MULTICAST); }
+
+ private:
+  Buffer view(uint32_t index, uint32_t which) const {
+    axl_buffer_t b = nullptr;
+    check(axl_multicast_buffer(h_, index, which, &b));
+    return Buffer(b);
+  }
 };
 
 inline Device Buffer::device() const {

@@ -1,4 +1,4 @@
-/* axl/plugin.h: the backend plugin ABI, version 1.2.
+/* axl/plugin.h: the backend plugin ABI, version 1.4.
  *
  * A backend is a shared object named libaxl_plugin_<name>.so that exports one
  * symbol, axl_plugin_negotiate. Everything else reaches the core through the
@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define AXL_PLUGIN_ABI_MAJOR 1
-#define AXL_PLUGIN_ABI_MINOR 3
+#define AXL_PLUGIN_ABI_MINOR 4
 
 /* The entry point's name, for dlsym. */
 #define AXL_PLUGIN_ENTRY_SYMBOL "axl_plugin_negotiate"
@@ -71,6 +71,7 @@ typedef struct axl_pevent_s* axl_pevent;
 typedef struct axl_pflag_s* axl_pflag;
 typedef struct axl_pmodule_s* axl_pmodule;
 typedef struct axl_pkernel_s* axl_pkernel;
+typedef struct axl_pmulticast_s* axl_pmulticast; /* ABI 1.4 */
 
 /* ------------------------------------------------------------------------ */
 /* Host services: what the core offers the plugin.                           */
@@ -441,6 +442,42 @@ typedef void (*axl_host_fn)(void* user_data);
   X(module_compile, OPTIONAL, 1, axl_status,                                                       \
     (axl_pdevice device, const axl_compile_desc* desc, axl_pmodule* out_module))                   \
                                                                                                    \
+  /* -- appended in 1.4: multicast groups (SymmetricPool) ----------------- */                     \
+  /* In the spirit of CUDA's multicast objects (cuMulticastCreate,                                 \
+   * cuMulticastAddDevice, cuMulticastBindMem, cuMemMap): a group joins                            \
+   * devices of this backend; each has its own (unicast) memory and a                              \
+   * mapping of the group's multicast object, through which a store reaches                        \
+   * every device's unicast memory at the same offset. A backend fills all                         \
+   * four slots or none.                                                                           \
+   * *out_supported = 1 if `device` can join a multicast group here (CUDA:                         \
+   * CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED and the driver's multicast                            \
+   * entry points), else 0. Never allocates. */                                                    \
+  X(device_get_multicast_support, OPTIONAL, 4, axl_status,                                         \
+    (axl_pdevice device, uint8_t* out_supported))                                                  \
+  /* A group over devices[0..num_devices) with `bytes` of memory on each.                          \
+   * The core guarantees num_devices >= 2, distinct devices of this backend,                       \
+   * bytes > 0 and non-NULL outputs. *out_reserved_bytes: bytes rounded up                         \
+   * to the multicast granularity (what each device really holds, >= bytes).                       \
+   * AXL_ERROR_UNSUPPORTED naming the device when one has no multicast                             \
+   * support; AXL_ERROR_OUT_OF_DEVICE_MEMORY when memory runs out. On                              \
+   * failure nothing is left allocated. */                                                         \
+  X(multicast_create, OPTIONAL, 4, axl_status,                                                     \
+    (const axl_pdevice* devices, uint32_t num_devices, uint64_t bytes, axl_pmulticast* out_group,  \
+     uint64_t* out_reserved_bytes))                                                                \
+  /* The memory of the group's device `index` (its position in                                     \
+   * multicast_create's list; the core checks index < num_devices): its                            \
+   * unicast memory and its mapping of the multicast object, each                                  \
+   * reserved_bytes long and distinct, 256-byte aligned, valid for copies,                         \
+   * fills and kernel arguments on that device's queues until                                      \
+   * multicast_destroy. Writes through the multicast address reach every                           \
+   * member's unicast memory; reads of it are backend-defined (CUDA: plain                         \
+   * loads are undefined, multimem.ld_reduce reduces). */                                          \
+  X(multicast_get_addresses, OPTIONAL, 4, axl_status,                                              \
+    (axl_pmulticast group, uint32_t index, axl_devaddr* out_unicast, axl_devaddr* out_multicast))  \
+  /* Unmaps and frees the group's memory. The core guarantees no queued                            \
+   * work still uses any of it. */                                                                 \
+  X(multicast_destroy, OPTIONAL, 4, axl_status, (axl_pmulticast group))                            \
+                                                                                                   \
   /* Appended slots go here: OPTIONAL, with the new minor. */                                      \
   AXL_PLUGIN_SLOTS_EXTRA(X)
 
@@ -470,7 +507,8 @@ typedef struct axl_plugin_slot_info {
   {#name, offsetof(axl_plugin_table, name), AXL_PLUGIN_SLOT_IS_REQUIRED(req), minor},
 #define AXL_PLUGIN_SLOT_INFOS AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_INFO_)
 
-/* Number of slots in the list (43 since 1.1; 1.2 appended fields, no slot). */
+/* Number of slots in the list (43 since 1.1; 1.2 appended fields, 1.3 an
+ * argument kind, no slot; 47 since 1.4). */
 #define AXL_PLUGIN_SLOT_ONE_(name, req, minor, ret, params) +1
 #define AXL_PLUGIN_SLOT_COUNT (0 AXL_PLUGIN_SLOTS(AXL_PLUGIN_SLOT_ONE_))
 /* Slots added in this header's minor or before: all of them, unless a slot
@@ -535,12 +573,14 @@ AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_compile_desc, num_options) == 32, "axl_com
 /* The table is struct_size and then one pointer per listed slot, no padding.
  * The last slot of each minor is pinned: 1.0 ends with slot 42
  * (device_get_test_kernel, 344 bytes), 1.1 with slot 43 (module_compile,
- * 352 bytes), so a slot inserted or removed in front of them fails here.
+ * 352 bytes), 1.4 with slot 47 (multicast_destroy, 384 bytes), so a slot
+ * inserted or removed in front of them fails here.
  * Appending a slot adds its own line. */
 AXL_PLUGIN_STATIC_ASSERT(sizeof(axl_plugin_table) == 8 + AXL_PLUGIN_SLOT_COUNT * 8, "axl_plugin_table layout: 8 + 8 per slot");
 AXL_PLUGIN_STATIC_ASSERT(AXL_PLUGIN_SLOT_COUNT_KNOWN_ == AXL_PLUGIN_SLOT_COUNT, "a slot's minor is above AXL_PLUGIN_ABI_MINOR: raise the minor with the slot");
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, device_get_test_kernel) == 8 + 41 * 8, "axl_plugin_table.device_get_test_kernel (end of 1.0)");
 AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, module_compile) == 8 + 42 * 8, "axl_plugin_table.module_compile (end of 1.1)");
+AXL_PLUGIN_STATIC_ASSERT(offsetof(axl_plugin_table, multicast_destroy) == 8 + 46 * 8, "axl_plugin_table.multicast_destroy (end of 1.4)");
 #endif
 
 #ifdef __cplusplus

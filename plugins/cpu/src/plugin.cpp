@@ -95,8 +95,10 @@ const axl_plugin_info kInfo = {
 };
 
 // Slots left NULL (the core answers UNSUPPORTED naming them): no peers exist
-// (one host device), so there is nothing to enable; no run-time compiler.
-constexpr std::array<std::string_view, 2> kOmitted{"device_enable_peer_access", "module_compile"};
+// (one host device), so there is nothing to enable; no run-time compiler; no
+// multicast group (it needs two devices).
+constexpr auto kOmitted = common::omitted_with(
+    std::array<std::string_view, 2>{"device_enable_peer_access", "module_compile"}, common::kMulticastSlots);
 // constexpr: the table is in read-only data, complete before any caller.
 constexpr axl_plugin_table kTable = AXL_PLUGIN_TABLE(kOmitted);
 

@@ -339,9 +339,11 @@ const axl_plugin_info kInfo = {
 // Slots left NULL (docs/backends.md): core Level Zero has no free-memory query
 // (Sysman's zesMemoryGetState needs ZES_ENABLE_SYSMAN before zeInit); the test
 // kernels would be SPIR-V built offline, which nothing here can run to check;
-// no run-time compiler is wired up.
-constexpr std::array<std::string_view, 3> kOmitted{"device_get_memory_info", "device_get_test_kernel",
-                                                   "module_compile"};
+// no run-time compiler is wired up; no multicast groups (Level Zero has no
+// multicast object).
+constexpr auto kOmitted = common::omitted_with(
+    std::array<std::string_view, 3>{"device_get_memory_info", "device_get_test_kernel", "module_compile"},
+    common::kMulticastSlots);
 // constexpr: the table is in read-only data, complete before any caller.
 constexpr axl_plugin_table kTable = AXL_PLUGIN_TABLE(kOmitted);
 

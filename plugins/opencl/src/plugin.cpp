@@ -340,9 +340,11 @@ const axl_plugin_info kInfo = {
 
 // Slots left NULL, each for the reason docs/backends.md (opencl) gives: no
 // option, no peer access (the core stages copies across devices through
-// host memory).
-constexpr std::array<std::string_view, 4> kOmitted{
-    "backend_set_option", "device_can_access_peer", "device_enable_peer_access", "queue_copy_peer"};
+// host memory); OpenCL has no multicast objects.
+constexpr auto kOmitted = common::omitted_with(
+    std::array<std::string_view, 4>{"backend_set_option", "device_can_access_peer", "device_enable_peer_access",
+                                    "queue_copy_peer"},
+    common::kMulticastSlots);
 // constexpr: the table is in read-only data, complete before any caller.
 constexpr axl_plugin_table kTable = AXL_PLUGIN_TABLE(kOmitted);
 

@@ -107,7 +107,7 @@ Device* device_of_address(axl_devaddr address) noexcept {
 }
 
 axl_status resolve(Device& device, axl_devaddr address, uint64_t bytes, const char* role,
-                   unsigned char** out) {
+                   unsigned char** out, std::vector<unsigned char*>* mirrors) {
   if (address < device.base() || address - device.base() >= kDeviceStride) {
     if (const Device* other = device_of_address(address)) {
       return fail(AXL_ERROR_INVALID_ARGUMENT,
@@ -141,7 +141,42 @@ axl_status resolve(Device& device, axl_devaddr address, uint64_t bytes, const ch
                             " (offset ", within, ")"));
   }
   *out = a.host + within;
+  if (mirrors) {
+    mirrors->clear();
+    if (a.mirrors)
+      for (unsigned char* m : *a.mirrors) mirrors->push_back(m + within);
+  }
   return AXL_SUCCESS;
+}
+
+axl_status map_alias(Device& d, unsigned char* host, uint64_t bytes,
+                     std::shared_ptr<const std::vector<unsigned char*>> mirrors, axl_devaddr* out) {
+  std::lock_guard<std::mutex> lk(d.mem_mu);
+  const std::optional<uint64_t> offset = reserve_addresses(d, round_up(bytes, kAllocAlign) + kAllocGap);
+  if (!offset)
+    return fail(AXL_ERROR_OUT_OF_DEVICE_MEMORY,
+                common::str("cannot map a ", bytes, "-byte multicast object on virtual device ", d.index,
+                            ": its address range has no gap that large left"));
+  Allocation a;
+  a.offset = *offset;
+  a.bytes = bytes;
+  a.span = round_up(bytes, kAllocAlign) + kAllocGap;
+  a.host = host;
+  a.mirrors = std::move(mirrors);
+  d.allocations.emplace(a.offset, std::move(a));
+  *out = d.base() + *offset;
+  return AXL_SUCCESS;
+}
+
+void unmap_alias(Device& d, axl_devaddr address) noexcept {
+  std::lock_guard<std::mutex> lk(d.mem_mu);
+  if (address >= d.base()) d.allocations.erase(address - d.base());
+}
+
+unsigned char* backing_of(Device& d, axl_devaddr address) noexcept {
+  std::lock_guard<std::mutex> lk(d.mem_mu);
+  auto it = address >= d.base() ? d.allocations.find(address - d.base()) : d.allocations.end();
+  return it == d.allocations.end() ? nullptr : it->second.host;
 }
 
 axl_status memory_alloc(axl_pdevice device, uint64_t bytes, axl_devaddr* out_address) noexcept {
@@ -211,6 +246,12 @@ axl_status memory_free(axl_pdevice device, axl_devaddr address) noexcept {
                     common::str("memory_free: ", hex(address),
                                 " is not the start of a live allocation of virtual device ",
                                 d.index));
+      // Its bytes are another allocation's: freeing them here would free
+      // that one's too.
+      if (it->second.mirrors)
+        return fail(AXL_ERROR_INVALID_ARGUMENT,
+                    common::str("memory_free: ", hex(address), " is a multicast mapping of virtual device ",
+                                d.index, "; multicast_destroy releases it"));
       // An injected failure leaves the memory allocated, as a failed
       // cuMemFree would.
       if (std::optional<FaultHit> hit = backend().faults.check(FaultOp::kFree)) return fail(*hit);

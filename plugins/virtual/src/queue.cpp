@@ -133,6 +133,20 @@ axl_status enqueue_fill(Queue& q, unsigned char* dst, uint64_t bytes, uint32_t v
   });
 }
 
+// After a write into a multicast mapping: the bytes it wrote reach every
+// other member's unicast memory at the same offset, as a multicast store's
+// do. A second operation right behind the write on the same in-order queue,
+// so it copies what the write left (whatever the source was, even memory
+// it overwrote), priced as a peer copy per member.
+axl_status enqueue_broadcast(Queue& q, const unsigned char* written, std::vector<unsigned char*> mirrors,
+                             uint64_t bytes) {
+  if (mirrors.empty()) return AXL_SUCCESS;
+  const OpInfo info{OpKind::kCopyPeer, bytes * mirrors.size()};
+  return q.work.enqueue(info, [written, mirrors = std::move(mirrors), bytes] {
+    for (unsigned char* m : mirrors) std::memcpy(m, written, bytes);
+  });
+}
+
 }  // namespace
 
 Queue::Queue(Device* d, uint64_t trace, uint64_t handle, const axl_queue_desc& desc)
@@ -181,13 +195,15 @@ axl_status queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
                   common::str("queue_copy_htod: src is NULL or bytes is 0 (bytes = ", bytes, ")"));
     Queue* q = from(queue);
     unsigned char* d = nullptr;
-    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a host-to-device copy", &d))
+    std::vector<unsigned char*> mirrors;
+    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a host-to-device copy", &d, &mirrors))
       return s;
     const OpInfo info{OpKind::kCopyHtoD, bytes};
     std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemcpyHtoD);
     if (hit && !hit->async) return fail(*hit);
-    const axl_status s = hit ? enqueue_failure(*q, info, *hit)
-                             : enqueue_move(*q, info, d, static_cast<const unsigned char*>(src), bytes);
+    axl_status s = hit ? enqueue_failure(*q, info, *hit)
+                       : enqueue_move(*q, info, d, static_cast<const unsigned char*>(src), bytes);
+    if (s == AXL_SUCCESS && !hit) s = enqueue_broadcast(*q, d, std::move(mirrors), bytes);
     if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_HTOD, kTraceHtoD, bytes);
@@ -223,14 +239,16 @@ axl_status queue_copy_dtod(axl_pqueue queue, axl_devaddr dst, axl_devaddr src,
     Queue* q = from(queue);
     unsigned char* d = nullptr;
     unsigned char* s_ptr = nullptr;
-    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a device-to-device copy", &d))
+    std::vector<unsigned char*> mirrors;
+    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a device-to-device copy", &d, &mirrors))
       return s;
     if (axl_status s = resolve(*q->device, src, bytes, "source of a device-to-device copy", &s_ptr))
       return s;
     const OpInfo info{OpKind::kCopyDtoD, bytes};
     std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemcpyDtoD);
     if (hit && !hit->async) return fail(*hit);
-    const axl_status s = hit ? enqueue_failure(*q, info, *hit) : enqueue_move(*q, info, d, s_ptr, bytes);
+    axl_status s = hit ? enqueue_failure(*q, info, *hit) : enqueue_move(*q, info, d, s_ptr, bytes);
+    if (s == AXL_SUCCESS && !hit) s = enqueue_broadcast(*q, d, std::move(mirrors), bytes);
     if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, kTraceDtoD, bytes);
@@ -254,12 +272,14 @@ axl_status queue_copy_peer(axl_pqueue queue, axl_pdevice dst_device, axl_devaddr
                               dd->index, ")"));
     unsigned char* d = nullptr;
     unsigned char* s_ptr = nullptr;
-    if (axl_status s = resolve(*dd, dst, bytes, "destination of a peer copy", &d)) return s;
+    std::vector<unsigned char*> mirrors;
+    if (axl_status s = resolve(*dd, dst, bytes, "destination of a peer copy", &d, &mirrors)) return s;
     if (axl_status s = resolve(*sd, src, bytes, "source of a peer copy", &s_ptr)) return s;
     const OpInfo info{OpKind::kCopyPeer, bytes};
     std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemcpyPeer);
     if (hit && !hit->async) return fail(*hit);
-    const axl_status s = hit ? enqueue_failure(*q, info, *hit) : enqueue_move(*q, info, d, s_ptr, bytes);
+    axl_status s = hit ? enqueue_failure(*q, info, *hit) : enqueue_move(*q, info, d, s_ptr, bytes);
+    if (s == AXL_SUCCESS && !hit) s = enqueue_broadcast(*q, d, std::move(mirrors), bytes);
     if (s != AXL_SUCCESS) return enqueue_failed(s, "a copy");
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memcpy(q->trace_id, AXL_MEMCPY_DTOD, kTracePeer, bytes);
@@ -279,11 +299,13 @@ axl_status queue_fill(axl_pqueue queue, axl_devaddr dst, uint64_t bytes, uint32_
                               ") must be a non-zero multiple of pattern_size (", pattern_size, ")"));
     Queue* q = from(queue);
     unsigned char* d = nullptr;
-    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a fill", &d)) return s;
+    std::vector<unsigned char*> mirrors;
+    if (axl_status s = resolve(*q->device, dst, bytes, "destination of a fill", &d, &mirrors)) return s;
     std::optional<FaultHit> hit = backend().faults.check(FaultOp::kMemset);
     if (hit && !hit->async) return fail(*hit);
-    const axl_status s = hit ? enqueue_failure(*q, OpInfo{OpKind::kFill, bytes}, *hit)
-                             : enqueue_fill(*q, d, bytes, pattern, pattern_size);
+    axl_status s = hit ? enqueue_failure(*q, OpInfo{OpKind::kFill, bytes}, *hit)
+                       : enqueue_fill(*q, d, bytes, pattern, pattern_size);
+    if (s == AXL_SUCCESS && !hit) s = enqueue_broadcast(*q, d, std::move(mirrors), bytes);
     if (s != AXL_SUCCESS) return enqueue_failed(s, "a fill");
     const common::Tracer& t = backend().tracer;
     if (t.enabled()) t.memset(q->trace_id, fill_trace_name(pattern_size), bytes, pattern, pattern_size);

@@ -156,6 +156,11 @@ struct Allocation {
   unsigned char* host = nullptr;  // the backing bytes
   void* map = nullptr;      // guard mode: the whole mapping, guard pages included
   size_t map_len = 0;
+  // A multicast mapping (multicast.cpp): `host` is the device's own unicast
+  // memory of the group, which this entry does not own, and `mirrors` the
+  // other members' unicast memory, which every write reaches too (a
+  // multicast store's broadcast). Null for ordinary memory.
+  std::shared_ptr<const std::vector<unsigned char*>> mirrors;
 };
 
 struct Device {
@@ -180,6 +185,20 @@ struct Queue {
   const uint64_t trace_id;       // axl_queue_desc.trace_id, echoed in trace records
   const uint64_t native_handle;  // opaque and non-zero, like a CUstream
 };
+
+// A multicast group (multicast.cpp): per member, its unicast allocation and
+// its multicast mapping, each `bytes` long.
+struct MulticastGroup {
+  struct Member {
+    Device* device = nullptr;
+    axl_devaddr unicast = 0, multicast = 0;
+  };
+  std::vector<Member> members;
+  uint64_t bytes = 0;  // the reservation: the request rounded up to kMulticastGranularity
+};
+// CUDA's usual multicast granularity (CU_MULTICAST_GRANULARITY_RECOMMENDED on
+// Hopper), so a reservation differs from the request here as it does there.
+constexpr uint64_t kMulticastGranularity = 2ull << 20;
 
 // One declared kernel parameter (built-in test kernels only).
 using Param = common::KernelParam;
@@ -251,7 +270,7 @@ const Config& config();
 inline common::HostServices& host() noexcept { return backend().host; }
 
 // The objects behind the handles: events are common's own.
-inline constexpr common::Handles<Device, Queue, common::Event, FlagHandle, Module, Kernel> from{};
+inline constexpr common::Handles<Device, Queue, common::Event, FlagHandle, Module, Kernel, MulticastGroup> from{};
 // Runs `body` under the plugin's exception firewall (plugin_support.hpp).
 inline constexpr common::Guarded<host> guarded{};
 
@@ -275,8 +294,19 @@ Device* device_of_address(axl_devaddr address) noexcept;
 // live allocation there, a range past the allocation's end). `role` names the
 // operand in messages ("destination of a copy"). Guard mode skips the end
 // check on purpose: the overrun then hits a PROT_NONE page and faults.
+// `mirrors`, given by operations that write: for a multicast mapping, the
+// other members' bytes at the same offset, which the write must reach too
+// (cleared for ordinary memory).
 axl_status resolve(Device& device, axl_devaddr address, uint64_t bytes, const char* role,
-                   unsigned char** out);
+                   unsigned char** out, std::vector<unsigned char*>* mirrors = nullptr);
+// Reserves addresses on `d` for a multicast mapping over `host` (the
+// device's unicast memory of the group, `bytes` long) that writes `mirrors`
+// too; charges no memory. unmap_alias removes it.
+axl_status map_alias(Device& d, unsigned char* host, uint64_t bytes,
+                     std::shared_ptr<const std::vector<unsigned char*>> mirrors, axl_devaddr* out);
+void unmap_alias(Device& d, axl_devaddr address) noexcept;
+// The backing bytes of a live allocation that starts at `address` on `d`.
+unsigned char* backing_of(Device& d, axl_devaddr address) noexcept;
 
 // ---- table slots (one .cpp per concept) -------------------------------------------------
 // Their contracts are the comments on the slots in axl/plugin.h.

@@ -2,21 +2,18 @@
 symmetric allocation per set of devices, with a unicast view (the device's
 own copy) and a multicast view per device.
 
-Where it exists: the virtual backend emulates it for two or more virtual
-devices, so the pool's semantics (registry per device set, sizes, views,
-aliasing, lifetime) are tested without hardware. CUDA multicast objects
-(``cuMulticastCreate`` and friends) need plugin ABI slots that do not exist
-yet, so ``is_supported`` is False for cuda devices, as for every other
-backend: it answers what axl can do, not what the hardware could.
-
-Emulation: each device gets two allocations of the pool's reservation (the
-size rounded up to the multicast granularity, as CUDA rounds it), one behind
-the unicast view and one behind the multicast view, so the two views have
-distinct addresses. A write through a multicast view is not broadcast to the
-other devices (the virtual backend runs no kernels, and a copy into a Buffer
-cannot fan out); MAX leaves host access to a multicast view undefined.
-Memory is never freed: a pool lives as long as the process (MAX: dropping
-the handle does not free it).
+The memory is a multicast group of the core (``axl_multicast_create``,
+plugin ABI 1.4's multicast slots): per device its own (unicast) memory of
+the reservation, the size rounded up to the backend's multicast granularity,
+and a multicast view at another address whose writes reach every device's
+unicast memory. A backend provides them where its devices do: the virtual
+backend for any two or more virtual devices (a copy or fill into a multicast
+view is broadcast, as a multicast store is), so the pool's semantics are
+tested without hardware. ``is_supported`` asks the core, which asks each
+device (``axl_device_multicast_supported``): it answers what axl can do
+here, not what the hardware could. MAX leaves host access to a multicast
+view undefined. Memory is never freed: a pool lives as long as the process
+(MAX: dropping the handle does not free it).
 """
 
 from __future__ import annotations
@@ -25,15 +22,15 @@ import operator
 import threading
 from collections.abc import Sequence
 
+from .. import _core
 from .._core import Buffer
 from ..dtype import DType
 from ._device import Device
 
-# CUDA's usual multicast granularity (CU_MULTICAST_GRANULARITY_RECOMMENDED
-# on Hopper); the emulation reserves as much so byte_size is not the
-# reservation there either.
+# The multicast granularity byte_size is rounded up to for the size check
+# below (the virtual backend's, and CUDA's recommended one on Hopper); the
+# backend rounds the real reservation itself (axl_multicast_create).
 _GRANULARITY = 2 << 20
-_EMULATING_BACKENDS = frozenset({"virtual"})
 # The largest flat uint8 Buffer: a shape entry is an int64 (axl.h).
 _MAX_BYTES = (1 << 63) - 1
 
@@ -43,15 +40,15 @@ def _reservation(byte_size: int) -> int:
 
 
 class _Allocation:
-    """The memory of one pool: per device, the unicast and multicast
-    buffers of the reservation."""
+    """The memory of one pool: its multicast group and, per device, the
+    unicast and multicast buffers of the reservation."""
 
     def __init__(self, devices: tuple[Device, ...], byte_size: int):
-        reserved = _reservation(byte_size)
         self.devices = devices
         self.byte_size = byte_size
-        self.unicast = {d: Buffer(DType.uint8, (reserved,), d) for d in devices}
-        self.multicast = {d: Buffer(DType.uint8, (reserved,), d) for d in devices}
+        self.group = _core._multicast_create(devices, byte_size)
+        self.unicast = {d: self.group.view(i, False, DType.uint8) for i, d in enumerate(devices)}
+        self.multicast = {d: self.group.view(i, True, DType.uint8) for i, d in enumerate(devices)}
 
 
 _pools: dict[frozenset[Device], _Allocation] = {}
@@ -72,7 +69,7 @@ def _duplicate_reason(devs: tuple[Device, ...]) -> str | None:
     return f"a device is listed twice in {list(devs)}" if len(set(devs)) != len(devs) else None
 
 
-def _distinct_device_set(devices: Any, what: str) -> tuple[tuple[Device, ...], frozenset[Device]]:
+def _distinct_device_set(devices: object, what: str) -> tuple[tuple[Device, ...], frozenset[Device]]:
     """_device_set of a list that names each device once: allocate and
     lookup share this rule, so a list allocate refuses ([a, a, b]) does not
     find the pool of {a, b} either."""
@@ -83,7 +80,7 @@ def _distinct_device_set(devices: Any, what: str) -> tuple[tuple[Device, ...], f
     return devs, key
 
 
-def _byte_size(byte_size: Any) -> int:
+def _byte_size(byte_size: object) -> int:
     """allocate's byte_size as an int: any integer with __index__ (numpy's
     too, as the rest of axl takes them); bool is refused, as a size of True
     is a mistake. One whose reservation (rounded up to the granularity)
@@ -113,9 +110,11 @@ def _unsupported_reason(devs: tuple[Device, ...]) -> str | None:
     if len(devs) < 2:
         return f"a symmetric pool needs at least 2 devices, got {len(devs)}"
     for d in devs:
-        if d.is_host or d._h.backend not in _EMULATING_BACKENDS:
-            return (f"{d} ({d.api} backend) has no multicast support in axl (only the virtual backend's "
-                    "emulation: CUDA multicast objects need plugin ABI slots that do not exist yet)")
+        if d.is_host or not _core._multicast_supported(d):
+            return (f"{d} ({d._h.backend} backend) has no multicast support here (its backend has no multicast "
+                    "groups, or the device reports none: on cuda, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED)")
+    if len({d._h.backend for d in devs}) > 1:
+        return f"{list(devs)} are devices of different backends; a pool joins devices of one backend"
     return None
 
 

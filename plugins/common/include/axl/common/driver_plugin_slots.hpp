@@ -23,8 +23,10 @@ namespace axl::common {
 
 // ---- the table ----------------------------------------------------------------
 
-inline constexpr std::array<std::string_view, 0> kDriverSlotsOmitted{};
-inline constexpr std::array<std::string_view, 1> kDriverSlotsOmittedNoCompiler{"module_compile"};
+// Multicast groups are not wired to a driver yet (issue 14: cuda next).
+inline constexpr auto kDriverSlotsOmitted = kMulticastSlots;
+inline constexpr auto kDriverSlotsOmittedNoCompiler =
+    omitted_with(std::array<std::string_view, 1>{"module_compile"}, kMulticastSlots);
 
 template <class D>
 constexpr axl_plugin_table DriverPlugin<D>::table() noexcept {

@@ -13,6 +13,8 @@
 // other slot must be defined by the plugin, or linking fails.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <string_view>
 
 #include "axl/plugin.h"
@@ -36,6 +38,22 @@ constexpr bool slot_listed(std::string_view name, const Names& names) {
   for (std::string_view n : names)
     if (n == name) return true;
   return false;
+}
+
+// The multicast-group slots (ABI 1.4), which a backend fills all or none
+// (plugin.h): one without multicast groups omits them together,
+// `omitted_with(kMulticastSlots, std::array<std::string_view, 1>{"x"})`.
+inline constexpr std::array<std::string_view, 4> kMulticastSlots{
+    "device_get_multicast_support", "multicast_create", "multicast_get_addresses", "multicast_destroy"};
+
+// Two omitted lists as one.
+template <size_t N, size_t M>
+constexpr std::array<std::string_view, N + M> omitted_with(const std::array<std::string_view, N>& a,
+                                                           const std::array<std::string_view, M>& b) {
+  std::array<std::string_view, N + M> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
 }
 
 }  // namespace axl::common
