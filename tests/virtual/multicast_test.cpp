@@ -98,8 +98,17 @@ TEST_CASE("multicast: every write into a multicast view reaches every member", "
 TEST_CASE("multicast: the memory lives as long as a view does", "[virtual][multicast]") {
   REQUIRE(kEnvironment);
   std::vector<axl::Device> devs = gpus(2);
-  for (auto& d : devs) d.synchronize();  // earlier cases' frees done
+  // Earlier cases' memory is freed by the core's reaper once their queues
+  // passed its last use, which synchronize alone does not wait for: wait
+  // until the device is all free again, so free0 is not taken mid-reclaim.
+  const auto settled = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (devs[1].memory_info().first != devs[1].memory_info().second &&
+         std::chrono::steady_clock::now() < settled) {
+    for (auto& d : devs) d.synchronize();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   const uint64_t free0 = devs[1].memory_info().first;
+  REQUIRE(free0 == devs[1].memory_info().second);
   axl::Buffer keep;
   {
     axl::Multicast g = axl::Multicast::create(devs, 1);
