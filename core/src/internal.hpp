@@ -16,6 +16,7 @@
 
 #include "axl/axl.h"
 #include "axl/plugin.h"
+#include "spin_lock.hpp"
 
 namespace axl::core {
 
@@ -395,15 +396,15 @@ struct Queue : Object {
   std::mutex open_mu;                        // serialises changes of `open`
   std::atomic<Completion*> open{nullptr};
   // Serialises enqueues: plugins may assume one submitting thread per queue.
-  // A spinlock, not a std::mutex: it is held only for one enqueue slot (tens
+  // A SpinLock, not a std::mutex: it is held only for one enqueue slot (tens
   // of ns), is almost never contended, and an inline atomic exchange is a
   // measurable part of the enqueue cost (benchmarks/bench_enqueue). Held
   // for long only while the plugin blocks on a full queue (waiting for
-  // room), so a contender yields a while, then sleeps instead of spinning.
-  std::atomic<bool> submit_busy{false};
+  // room); SpinLock's contenders yield a while, then sleep.
+  SpinLock submit_lock;
   // What the exit drain reports of a queue it abandons (exit.cpp):
   // submissions so far, and how many of them a synchronize had seen
-  // finished. `submitted` is written only under submit_busy, so a plain
+  // finished. `submitted` is written only under submit_lock, so a plain
   // load-and-store (no locked add) is enough and keeps the enqueue cost.
   std::atomic<uint64_t> submitted{0};
   std::atomic<uint64_t> synced{0};
@@ -415,20 +416,7 @@ struct Queue : Object {
   uint64_t gate_seq = 0;
   template <typename F>
   axl_status submit(F&& f) {
-    int spins = 0;
-    while (submit_busy.exchange(true, std::memory_order_acquire)) {
-      while (submit_busy.load(std::memory_order_relaxed)) {
-        if (++spins < 64) {
-          std::this_thread::yield();
-        } else {
-          std::this_thread::sleep_for(std::chrono::microseconds(50));
-        }
-      }
-    }
-    struct Unlock {
-      std::atomic<bool>& b;
-      ~Unlock() { b.store(false, std::memory_order_release); }
-    } unlock{submit_busy};
+    std::lock_guard<SpinLock> hold(submit_lock);
     submitted.store(submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return f();
   }

@@ -76,6 +76,15 @@ AXL_API axl_status axl_multicast_create(const axl_device_t* devices, uint32_t nu
       g->pm = nullptr;
       return s;
     }
+    // The reservation is the size of each member's Buffer (an int64 extent
+    // in axl.h's layouts), so a rounding past INT64_MAX cannot be handed out;
+    // nor can one below what was asked. ~Multicast destroys the group.
+    if (reserved < bytes || reserved > static_cast<uint64_t>(INT64_MAX))
+      return fail(reserved < bytes ? AXL_ERROR_INTERNAL : AXL_ERROR_OUT_OF_DEVICE_MEMORY,
+                  "axl_multicast_create: bytes %llu rounded up to %s's multicast granularity is %llu bytes; "
+                  "expected at least bytes and at most %lld (the largest buffer)",
+                  static_cast<unsigned long long>(bytes), b->name.c_str(),
+                  static_cast<unsigned long long>(reserved), static_cast<long long>(INT64_MAX));
     g->reserved_bytes = reserved;
     for (Device* d : devs) retain(d);
     g->devices = std::move(devs);

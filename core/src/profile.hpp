@@ -58,8 +58,17 @@ bool profile_recording();
 // trace's own state or profile_launches_wanted().
 void trace_refresh_backends();
 
+// How many events one recording sink keeps (AXL_PROFILE_MAX_EVENTS, 0: no
+// limit; kProfileMaxEventsDefault when unset): past it events are dropped,
+// counted, and a warning is logged once, so a long profiled run cannot
+// take the host's memory (~100 bytes an event, ~160 more while the JSON
+// file is rendered). Read when a sink starts recording.
+constexpr uint32_t kProfileMaxEventsDefault = 4000000;
+uint32_t profile_max_events();
+
 // ---- JSON writer (profile_json.cpp) ----
-// Thread-safe. Keeps events in memory; json_flush writes them whole.
+// Thread-safe. Keeps up to profile_max_events() events in memory (the file
+// records how many were dropped past it); json_write writes them whole.
 void json_add(const ProfileRecord& r);
 void json_name_thread(uint64_t tid, const std::string& name);
 // Writes `path` (through path.tmp.<pid> and a rename). Returns 0 or errno.

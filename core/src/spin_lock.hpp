@@ -1,5 +1,6 @@
 // A lock for critical sections of a few dozen instructions that are rarely
-// contended (the launch trace's record: trace.cpp). Taking it is one inline
+// contended (a queue's submissions: internal.hpp Queue::submit; the launch
+// trace's record: trace.cpp). Taking it is one inline
 // atomic exchange and releasing it one plain store, where a std::mutex is
 // two calls into libc and two locked instructions: about 55 of the ~360
 // instructions tracing added to a launch (callgrind, bench_trace_on).

@@ -121,13 +121,17 @@ py::object device_object(axl_device_t d) {
   return obj;
 }
 
+// What a device argument must be, in every message that refuses one (the
+// Python layer's checks read it as _core._DEVICE_EXPECTED).
+constexpr const char* kDeviceExpected = "an axl.driver.Device (CPU() or Accelerator())";
+
 axl_device_t device_of(py::handle device) {
   if (py::isinstance<DeviceHandle>(device)) return device.cast<DeviceHandle&>().get();
   if (device && py::hasattr(device, "_h")) {
     py::object h = device.attr("_h");
     if (py::isinstance<DeviceHandle>(h)) return h.cast<DeviceHandle&>().get();
   }
-  throw py::type_error(std::string("expected an axl.driver.Device (CPU() or Accelerator()), got ") +
+  throw py::type_error(std::string("expected ") + kDeviceExpected + ", got " +
                        std::string(py::str(py::type::handle_of(device).attr("__name__"))));
 }
 
@@ -171,6 +175,7 @@ Not constructible; axl.driver.CPU() and Accelerator() hold one as ``_h``.
       })
       .def("default_queue", [](const DeviceHandle& h) { return make_queue_object(h.device.default_queue()); });
 
+  m.attr("_DEVICE_EXPECTED") = kDeviceExpected;
   m.def("_set_device_factory", [](py::object f) { cache().factory = f.release().ptr(); },
         "Registers the callable that wraps a DeviceHandle in a Python Device (axl.driver).");
   m.def("_device_object", &lookup, py::arg("label"), py::arg("id") = -1, R"doc(

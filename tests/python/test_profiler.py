@@ -549,3 +549,50 @@ def test_device_intervals_of_one_queue_follow_its_order(tmp_path):
     assert long_ns >= 140e6
     # ts is in microseconds.
     assert short_start >= long_start + long_ns / 1000 - 1, begins
+
+
+# A long profiled run kept every event in memory (the JSON timeline and the
+# collector grew without bound): AXL_PROFILE_MAX_EVENTS caps both, counts
+# what was dropped and warns once.
+def test_max_events_caps_the_timeline_and_the_collector(tmp_path):
+    path = tmp_path / "capped.json"
+    p = run_py(
+        """
+        from axl.profiler import Tracer
+        from axl.profiler.timeline import SpanCollector, flush
+        with SpanCollector() as c:
+            for i in range(25):
+                with Tracer(f"span{i}"):
+                    pass
+        print("collected", len(c.events))
+        flush()
+        """,
+        env={"AXL_ENABLE_PROFILING": "on", "AXL_PROFILE_OUTPUT": str(path), "AXL_PROFILE_MAX_EVENTS": "10",
+             "AXL_LOG_LEVEL": "warn"})
+    assert "collected 10" in p.stdout, p.stdout
+    doc = load_trace(path)
+    spans = [e["name"] for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert spans == [f"span{i}" for i in range(10)]  # the first ten kept, in order
+    assert doc["otherData"]["max_events"] == 10 and doc["otherData"]["dropped_events"] == 15
+    assert p.stderr.count("later events are dropped") == 2, p.stderr  # once per sink
+    assert "dropped 15 events past its 10" in p.stderr, p.stderr
+
+
+def test_max_events_zero_keeps_everything_and_a_bad_value_warns(tmp_path):
+    for value, kept, warned in (("0", 30, False), ("-3", 30, True), ("lots", 30, True)):
+        path = tmp_path / f"t{kept}{value}.json"
+        p = run_py(
+            """
+            from axl.profiler import Tracer
+            from axl.profiler.timeline import flush
+            for i in range(30):
+                with Tracer(f"s{i}"):
+                    pass
+            flush()
+            """,
+            env={"AXL_ENABLE_PROFILING": "on", "AXL_PROFILE_OUTPUT": str(path), "AXL_PROFILE_MAX_EVENTS": value,
+                 "AXL_LOG_LEVEL": "warn"})
+        doc = load_trace(path)
+        assert sum(e["ph"] == "X" for e in doc["traceEvents"]) == kept, value
+        assert "dropped_events" not in doc["otherData"]
+        assert ("AXL_PROFILE_MAX_EVENTS" in p.stderr) == warned, (value, p.stderr)

@@ -24,19 +24,15 @@ from collections.abc import Sequence
 
 from .. import _core
 from .._core import Buffer
+from .._errors import AxlError
 from ..dtype import DType
 from ._device import Device
 
-# The multicast granularity byte_size is rounded up to for the size check
-# below (the virtual backend's, and CUDA's recommended one on Hopper); the
-# backend rounds the real reservation itself (axl_multicast_create).
-_GRANULARITY = 2 << 20
-# The largest flat uint8 Buffer: a shape entry is an int64 (axl.h).
+# The largest flat uint8 Buffer: a shape entry is an int64 (axl.h). The
+# backend rounds byte_size up to its multicast granularity; a rounding past
+# this is the core's refusal (axl_multicast_create), named in allocate's
+# message with byte_size.
 _MAX_BYTES = (1 << 63) - 1
-
-
-def _reservation(byte_size: int) -> int:
-    return -(-byte_size // _GRANULARITY) * _GRANULARITY
 
 
 class _Allocation:
@@ -46,7 +42,13 @@ class _Allocation:
     def __init__(self, devices: tuple[Device, ...], byte_size: int):
         self.devices = devices
         self.byte_size = byte_size
-        self.group = _core._multicast_create(devices, byte_size)
+        try:
+            self.group = _core._multicast_create(devices, byte_size)
+        except AxlError as e:
+            # The backend's message names the rounded reservation; the
+            # caller's figure and devices lead, as for every other refusal.
+            raise type(e)(f"SymmetricPool.allocate: byte_size {byte_size} on {list(devices)}: {e.detail}",
+                          e.status, e.backend, e.native_code, e.native_name) from e
         self.unicast = {d: self.group.view(i, False, DType.uint8) for i, d in enumerate(devices)}
         self.multicast = {d: self.group.view(i, True, DType.uint8) for i, d in enumerate(devices)}
 
@@ -83,10 +85,9 @@ def _distinct_device_set(devices: object, what: str) -> tuple[tuple[Device, ...]
 def _byte_size(byte_size: object) -> int:
     """allocate's byte_size as an int: any integer with __index__ (numpy's
     too, as the rest of axl takes them); bool is refused, as a size of True
-    is a mistake. One whose reservation (rounded up to the granularity)
-    cannot be a Buffer's size (2^63 - 1 bytes at most) is refused naming
-    byte_size itself, rather than by the Buffer naming the rounded figure;
-    it is an allocation that cannot succeed, MAX's RuntimeError."""
+    is a mistake. One no Buffer can span (2^63 - 1 bytes at most) is refused
+    naming byte_size itself; it is an allocation that cannot succeed, MAX's
+    RuntimeError."""
     try:
         if isinstance(byte_size, bool):
             raise TypeError
@@ -96,10 +97,9 @@ def _byte_size(byte_size: object) -> int:
                         f"{byte_size!r}") from None
     if byte_size <= 0:
         raise ValueError(f"SymmetricPool.allocate: byte_size must be positive, got {byte_size}")
-    if _reservation(byte_size) > _MAX_BYTES:
-        raise RuntimeError(f"SymmetricPool.allocate: byte_size {byte_size} is too large: rounded up to the "
-                           f"multicast granularity ({_GRANULARITY} bytes) it exceeds the largest buffer, "
-                           f"{_MAX_BYTES} bytes")
+    if byte_size > _MAX_BYTES:
+        raise RuntimeError(f"SymmetricPool.allocate: byte_size {byte_size} is too large: it exceeds the largest "
+                           f"buffer, {_MAX_BYTES} bytes")
     return byte_size
 
 

@@ -156,8 +156,7 @@ def _check_device(device: object, what: str) -> None:
     """TypeError unless ``device`` is None or a Device, with the text the
     native entry points give (checked before any work is done)."""
     if device is not None and not isinstance(device, Device):
-        raise TypeError(f"{what}: expected an axl.driver.Device (CPU() or Accelerator()), "
-                        f"got {type(device).__name__}")
+        raise TypeError(f"{what}: expected {_core._DEVICE_EXPECTED}, got {type(device).__name__}")
 
 
 def _from_numpy(arr: object, device: Device | None = None) -> Buffer:
