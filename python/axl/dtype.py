@@ -117,12 +117,17 @@ class DType(enum.Enum):
         """float16 and bfloat16."""
         return self in (DType.float16, DType.bfloat16)
 
-    def to_numpy(self) -> type:
-        """The numpy scalar type (``np.float32``, ...; ``ml_dtypes.bfloat16``
-        and friends when ml_dtypes is installed).
+    def to_numpy(self) -> object:
+        """The ``numpy.dtype`` (``np.dtype('float32')``, ...; ``ml_dtypes``'
+        bfloat16 and friends when ml_dtypes is installed).
 
-        Without ml_dtypes, float8 types give ``np.uint8``: the array holds the
-        raw bits, as in MAX.
+        A ``numpy.dtype`` instance, not the scalar type, as MAX returns: code
+        written for MAX reads ``.type``, ``.itemsize`` or ``.kind`` from it
+        (``dtype.to_numpy().type(7)``); it still compares equal to the scalar
+        type (``DType.int8.to_numpy() == np.int8``).
+
+        Without ml_dtypes, float8 types give ``np.dtype('uint8')``: the array
+        holds the raw bits, as in MAX.
 
         Raises:
             ValueError: ``unsupported DType to convert to NumPy: DType.bfloat16``
@@ -131,7 +136,9 @@ class DType(enum.Enum):
         found = _numpy_type(self)
         if found is None:
             raise ValueError(f"unsupported DType to convert to NumPy: {self}")
-        return found
+        import numpy as np
+
+        return np.dtype(found)
 
     @classmethod
     def from_numpy(cls, dtype: object) -> DType:

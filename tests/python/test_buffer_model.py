@@ -390,6 +390,18 @@ def test_rank0_setitem_quirk(dev):
 
 
 @on_devices
+def test_setitem_with_one_index_per_dimension_at_every_rank(dev):
+    # `buf[tuple(0 for _ in shape)] = v`: at rank 0 that tuple is (), which
+    # numpy and MAX accept as the element's index.
+    for shape in [(), (1,), (1, 1), (1, 1, 1)]:
+        b = Buffer.zeros(shape, DType.float32, dev)
+        b[tuple(0 for _ in shape)] = 2.5
+        assert b.item() == 2.5, shape
+    with pytest.raises(ValueError, match="give 1 integer"):
+        Buffer.zeros((1,), DType.float32, dev)[()] = 1  # () picks no element of a rank-1 buffer
+
+
+@on_devices
 def test_views_alias_both_ways(dev):
     ref = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
     b = put(ref, dev)

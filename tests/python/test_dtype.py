@@ -101,6 +101,18 @@ def test_predicates():
 
 
 @pytest.mark.parametrize("dt", NUMPY_NATIVE, ids=lambda d: d.name)
+def test_to_numpy_is_a_numpy_dtype_instance(dt):
+    """MAX's to_numpy() returns np.dtype(...), not the scalar type: code
+    written for MAX builds values with .type and reads .itemsize/.kind."""
+    got = dt.to_numpy()
+    assert isinstance(got, np.dtype), type(got)
+    assert got.itemsize == dt.size_in_bytes
+    value = got.type(1)  # numpy's bool_(1) is True
+    assert np.array([value]).dtype == got
+    assert got == got.type  # still equal to the scalar type
+
+
+@pytest.mark.parametrize("dt", NUMPY_NATIVE, ids=lambda d: d.name)
 def test_numpy_round_trip(dt):
     np_type = dt.to_numpy()
     assert np.dtype(np_type).itemsize == dt.size_in_bytes
@@ -113,7 +125,7 @@ def test_max_numpy_mapping_without_ml_dtypes(without_ml_dtypes):
         with pytest.raises(ValueError, match=f"^unsupported DType to convert to NumPy: DType.{dt.name}$"):
             dt.to_numpy()
     for dt in FLOAT8:
-        assert dt.to_numpy() is np.uint8  # raw bits, as MAX
+        assert dt.to_numpy() == np.dtype(np.uint8)  # raw bits, as MAX
     assert DType.from_numpy(np.uint8) is DType.uint8
     for dt in NUMPY_NATIVE:
         assert DType.from_numpy(dt.to_numpy()) is dt
@@ -123,7 +135,8 @@ def test_max_numpy_mapping_without_ml_dtypes(without_ml_dtypes):
 @pytest.mark.parametrize("dt", CODEC_TYPES, ids=lambda d: d.name)
 def test_ml_dtypes_mapping(dt):
     np_type = dt.to_numpy()
-    assert np_type is getattr(ml_dtypes, dt.name)
+    assert np_type == np.dtype(getattr(ml_dtypes, dt.name))
+    assert np_type.type is getattr(ml_dtypes, dt.name)
     assert np.dtype(np_type).itemsize == dt.size_in_bytes
     assert DType.from_numpy(np_type) is dt
     assert DType.from_numpy(np.dtype(np_type)) is dt
@@ -329,14 +342,14 @@ def test_no_numpy_dtype_maps_to_a_float8_it_is_not():
         from axl.dtype import DType
         assert DType.from_numpy(np.uint8) is DType.uint8, DType.from_numpy(np.uint8)
         assert Buffer.from_numpy(np.arange(3, dtype=np.uint8)).dtype is DType.uint8
-        assert DType.float8_e8m0fnu.to_numpy() is np.uint8  # still exported as its bits
+        assert DType.float8_e8m0fnu.to_numpy() == np.dtype(np.uint8)  # still exported as its bits
         for member in DType:
             try:
                 np_type = member.to_numpy()
             except ValueError:
                 continue
             back = DType.from_numpy(np_type)
-            assert back is member or (member.is_float8() and np_type is np.uint8), (member, back)
+            assert back is member or (member.is_float8() and np_type == np.uint8), (member, back)
         print("ok")
     """
     assert run_py(code).stdout.strip() == "ok"

@@ -453,14 +453,18 @@ def _write_element(view: Buffer, value: object) -> None:
 
 def _setitem(self: Buffer, index: object, value: object) -> None:
     """Assigns one element (MAX: ``Buffer.__setitem__``): one integer per
-    dimension, negatives wrapping; a rank-0 buffer also takes ``[0]``.
+    dimension, negatives wrapping; a rank-0 buffer takes ``[()]`` (numpy's
+    and MAX's spelling: no index per dimension) and also ``[0]``.
 
     Raises:
         ValueError: the index does not pick a single element (slices, too
             few or too many indices).
         IndexError: an integer out of range.
     """
-    if not self._index_is_element(index):
+    # ``buf[tuple(0 for _ in shape)] = v`` must work for every rank,
+    # rank 0 included, so the empty tuple names a rank-0 buffer's element.
+    rank0_empty = self.rank == 0 and isinstance(index, tuple) and not index
+    if not rank0_empty and not self._index_is_element(index):
         raise ValueError(
             f"Buffer.__setitem__ sets one element: give {self.rank} integer index(es) (got {index!r}); "
             "assigning to slices is not supported"
