@@ -435,7 +435,8 @@ Kernel to pass to ``DeviceQueue.launch``.
 )doc")
       .def(
           "kernel",
-          [](ModuleObj& self, const std::string& name) {
+          [](ModuleObj& self, py::handle name_arg) {
+            const std::string name = arg_str(name_arg, "Module.kernel: name");
             auto k = std::make_unique<KernelObj>();
             k->kernel = self.module.kernel(c_string(name, "kernel name"));
             k->device = self.device;
@@ -452,7 +453,7 @@ Kernel to pass to ``DeviceQueue.launch``.
       "_load_module",
       [](py::handle device, py::object source, py::object format) {
         auto mod = std::make_unique<ModuleObj>();
-        mod->device = device_of(device);
+        mod->device = device_of(device, "load_module: device");
         const int32_t fmt = format_code(format);
         const axl::Unowned<axl::Device> dev(mod->device);
         if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
@@ -470,6 +471,9 @@ Kernel to pass to ``DeviceQueue.launch``.
           mod->module = without_gil([&] { return dev->load_module(info.ptr, size, fmt); });
           mod->source = "<" + std::to_string(size) + " bytes>";
         } else {
+          if (!PyUnicode_Check(source.ptr()) && !py::hasattr(source, "__fspath__"))
+            throw py::type_error("load_module: source must be a path (str, os.PathLike) or the module's bytes, got " +
+                                 describe(source));
           std::string path = py::str(py::module_::import("os").attr("fsdecode")(source)).cast<std::string>();
           const char* c_path = c_string(path, "module path");
           mod->module = without_gil([&] { return dev->load_module(std::string(c_path), fmt); });
@@ -483,7 +487,7 @@ Kernel to pass to ``DeviceQueue.launch``.
       "_test_kernel",
       [](py::handle device, int32_t which) {
         auto k = std::make_unique<KernelObj>();
-        k->device = device_of(device);
+        k->device = device_of(device, "_test_kernel: device");
         k->kernel = axl::Unowned<axl::Device>(k->device)->test_kernel(which);
         k->name = k->kernel.name();
         return k;
