@@ -329,11 +329,12 @@ PyObject* queue_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
           throw py::type_error("launch() got an unexpected keyword argument '" +
                                py::reinterpret_borrow<py::str>(name).cast<std::string>() +
                                "' (only shared_mem_bytes is a keyword)");
-        py::object v = py::reinterpret_steal<py::object>(PyNumber_Index(args[nargs + k]));
-        if (!v) throw py::error_already_set();
-        long long s = PyLong_AsLongLong(v.ptr());
-        if (s == -1 && PyErr_Occurred()) throw py::error_already_set();
-        if (s < 0) throw py::value_error("launch: shared_mem_bytes must be >= 0");
+        // Only when given: the common launch passes no keyword at all.
+        PyObject* given = args[nargs + k];
+        if (PyBool_Check(given) || !PyIndex_Check(given))
+          throw py::type_error("launch: shared_mem_bytes must be an int >= 0, got " + describe(given));
+        const auto s = arg_as<int64_t>(given, "launch: shared_mem_bytes", "an int >= 0");
+        if (s < 0) throw py::value_error("launch: shared_mem_bytes must be >= 0, got " + std::to_string(s));
         shared_mem = static_cast<uint64_t>(s);
       }
     }
@@ -342,8 +343,8 @@ PyObject* queue_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
                            "positional arguments (" + std::to_string(nargs) + " given)");
     QueueObj& q = py::handle(self).cast<QueueObj&>();
     if (!py::isinstance<KernelObj>(args[0]))
-      throw py::type_error(std::string("launch: the first argument must be a Kernel (module.kernel(name)), got ") +
-                           Py_TYPE(args[0])->tp_name);
+      throw py::type_error("launch: kernel (the first argument) must be a Kernel (module.kernel(name)), got " +
+                           describe(args[0]));
     KernelObj& k = py::handle(args[0]).cast<KernelObj&>();
     uint32_t grid[3], block[3];
     parse_dims(args[1], grid, "grid");

@@ -333,8 +333,8 @@ block. The flag must belong to the same backend as the queue.
           "enqueue_host_func",
           [](QueueObj& self, py::object fn) {
             if (!PyCallable_Check(fn.ptr()))
-              throw py::type_error("enqueue_host_func expects a callable taking no arguments, got " +
-                                   std::string(py::str(py::type::handle_of(fn).attr("__name__"))));
+              throw py::type_error("DeviceQueue.enqueue_host_func: fn must be a callable taking no arguments, got " +
+                                   describe(fn));
             PyObject* ref = fn.inc_ref().ptr();
             g_pending_host_funcs.fetch_add(1);
             try {
