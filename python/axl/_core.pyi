@@ -75,8 +75,10 @@ class DeviceQueue:
     @overload
     def record_event(self, event: DeviceEvent) -> None:
         """Re-records ``event`` (same device)."""
-    def wait_for(self, other: DeviceQueue | Device | DeviceEvent) -> None:
-        """Later work waits for other's work so far (device: its default queue). Host does not block."""
+    def wait_for(self, other: DeviceQueue | Device | DeviceEvent | None = None, *, stream: DeviceQueue | None = None,
+                 device: Device | None = None, event: DeviceEvent | None = None) -> None:
+        """Later work waits for other's work so far (device: its default queue). Host does not block.
+        Exactly one of other / stream / device / event (MAX's keywords: stream, device)."""
     def wait_for_host_value(self, flag: CompletionFlag, value: int) -> None:
         """Later work waits until flag.load() >= value."""
     def launch(self, kernel: Kernel, grid: _Dims, block: _Dims, /, *args: _KernelArg,

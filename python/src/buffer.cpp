@@ -152,7 +152,7 @@ void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object devic
     if (auto it = c.device_of.find(device.ptr()); it != c.device_of.end()) {
       b.device = it->second;
     } else {
-      b.device = device_of(device);
+      b.device = device_of(device, "Buffer: device");
       if (device_object(b.device).ptr() == device.ptr()) c.device_of.emplace(device.inc_ref().ptr(), b.device);
     }
   }
@@ -455,8 +455,11 @@ A point in a queue that host accesses wait for (MAX:
         o->c = without_gil([&] { return axl::Completion::record(q.queue); });  // records an event
         return o;
       }, py::arg("queue"), "A completion for the work already enqueued on queue.")
-      .def_static("poisoned", [](py::object /*queue*/, py::handle error) {
-        const auto text = arg_as<std::string>(error, "HostHazardCompletion.poisoned: error", "a str");
+      .def_static("poisoned", [](py::handle queue, py::handle error) {
+        // MAX's signature takes the queue; a poisoned completion needs none,
+        // but a wrong one is still refused rather than ignored.
+        arg_ref<QueueObj>(queue, "HostHazardCompletion.poisoned: queue", "a DeviceQueue");
+        const auto text = arg_str(error, "HostHazardCompletion.poisoned: error");
         auto o = std::make_unique<CompletionObj>();
         o->c = axl::Completion::poisoned(diagnostic_text(text).c_str());
         return o;
@@ -468,7 +471,7 @@ A point in a queue that host accesses wait for (MAX:
         without_gil([&c] { c.wait(); });
       }, "Blocks until ready; raises HostHazardError with the poison message.")
       .def("poison", [](CompletionObj& o, py::handle message) {
-        const auto text = arg_as<std::string>(message, "HostHazardCompletion.poison: message", "a str");
+        const auto text = arg_str(message, "HostHazardCompletion.poison: message");
         o.c.poison(diagnostic_text(text).c_str());
       }, py::arg("message"), "Makes the completion's waits raise HostHazardError(message); a NUL reads \\0.");
   cls.def("_stamp", [](BufferObj& b, CompletionObj& c, uint32_t access) { b.buffer.stamp(c.c, access); });

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,9 @@ inline std::string diagnostic_text(const std::string& s) {
 std::string describe(py::handle o);  // "int 3", "str 'x'"
 template <typename T>
 T arg_as(py::handle o, const char* what, const char* expected) {
+  // pybind11's casters for these take too much (bytes for a str, anything
+  // with __bool__ for a bool): arg_str and arg_bool below are strict.
+  static_assert(!std::is_same_v<T, bool> && !std::is_same_v<T, std::string>, "use arg_bool / arg_str");
   try {
     return o.cast<T>();
   } catch (const py::cast_error&) {
@@ -165,6 +169,20 @@ Obj& arg_ref(py::handle o, const char* what, const char* expected) {
   if (!py::isinstance<Obj>(o)) throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
   return o.cast<Obj&>();
 }
+
+// The same for the kinds pybind11's casters would accept too loosely or name
+// badly (errors.cpp). A str argument takes a str only: pybind11's
+// std::string caster also takes bytes, which MAX's nanobind binding refuses.
+std::string arg_str(py::handle o, const char* what);
+// None, or a str as arg_str.
+std::optional<std::string> arg_optional_str(py::handle o, const char* what);
+// A sequence (list, tuple, any non-string iterable) of str. A bare str is
+// refused, not split into characters, and so are bytes.
+std::vector<std::string> arg_str_list(py::handle o, const char* what);
+// True or False (numpy.bool_ too), as MAX's nanobind bools: an int, a str
+// or None is a TypeError rather than read as truthy (pybind11's caster
+// takes anything with __bool__, so enable_timing=1.5 meant True).
+bool arg_bool(py::handle o, const char* what);
 
 inline void check(axl_status s) {
   if (s != AXL_SUCCESS) axl::check(s);
@@ -204,8 +222,9 @@ struct DeviceHandle {
 // one object per device for the life of the process, created on first use by
 // the factory axl.driver registers.
 py::object device_object(axl_device_t d);
-// The core device of a Python Device (or of a DeviceHandle).
-axl_device_t device_of(py::handle device);
+// The core device of a Python Device (or of a DeviceHandle); a TypeError
+// naming `what` ("DeviceQueue: device") for anything else.
+axl_device_t device_of(py::handle device, const char* what);
 // "Device(type=gpu,id=0)", for messages.
 std::string device_text(axl_device_t d);
 void register_devices(py::module_& m);

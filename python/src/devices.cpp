@@ -125,14 +125,13 @@ py::object device_object(axl_device_t d) {
 // Python layer's checks read it as _core._DEVICE_EXPECTED).
 constexpr const char* kDeviceExpected = "an axl.driver.Device (CPU() or Accelerator())";
 
-axl_device_t device_of(py::handle device) {
+axl_device_t device_of(py::handle device, const char* what) {
   if (py::isinstance<DeviceHandle>(device)) return device.cast<DeviceHandle&>().get();
   if (device && py::hasattr(device, "_h")) {
     py::object h = device.attr("_h");
     if (py::isinstance<DeviceHandle>(h)) return h.cast<DeviceHandle&>().get();
   }
-  throw py::type_error(std::string("expected ") + kDeviceExpected + ", got " +
-                       std::string(py::str(py::type::handle_of(device).attr("__name__"))));
+  throw py::type_error(std::string(what) + ": expected " + kDeviceExpected + ", got " + describe(device));
 }
 
 std::string device_text(axl_device_t d) {
@@ -168,10 +167,10 @@ Not constructible; axl.driver.CPU() and Accelerator() hold one as ``_h``.
            "(free, total) bytes.")
       .def("synchronize", [](const DeviceHandle& h) { without_gil([&] { h.device.synchronize(); }); })
       .def("can_access", [](const DeviceHandle& h, py::handle other) {
-        return h.device.can_access(*axl::Unowned<axl::Device>(device_of(other)));
+        return h.device.can_access(*axl::Unowned<axl::Device>(device_of(other, "Device.can_access: other")));
       })
       .def("enable_peer_access", [](const DeviceHandle& h, py::handle other) {
-        h.device.enable_peer_access(*axl::Unowned<axl::Device>(device_of(other)));
+        h.device.enable_peer_access(*axl::Unowned<axl::Device>(device_of(other, "Device.enable_peer_access: other")));
       })
       .def("default_queue", [](const DeviceHandle& h) { return make_queue_object(h.device.default_queue()); });
 

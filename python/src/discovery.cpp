@@ -92,21 +92,21 @@ plugin is not installed. Devices obtained earlier keep their settings.
   m.def("get_virtual_device_count", [] { return axl::virtual_device_count(); }, "The virtual device count; 0 when the mode is off (the default).");
   m.def("is_virtual_device_mode", [] { return axl::is_virtual_device_mode(); });
   m.def("set_virtual_device_api", [](py::handle api) {
-    const auto s = arg_as<std::string>(api, "set_virtual_device_api: api", "a str");
+    const auto s = arg_str(api, "set_virtual_device_api: api");
     axl::set_virtual_device_api(c_string(s, "virtual device api"));
   },
         py::arg("api"), "Api the virtual devices report ('cuda', 'hip', 'metal'); set before the count.");
   m.def("get_virtual_device_api", [] { return axl::virtual_device_api(); }, "'' when unset.");
   m.def("set_virtual_device_target_arch",
         [](py::handle arch) {
-          const auto s = arg_as<std::string>(arch, "set_virtual_device_target_arch: arch", "a str");
+          const auto s = arg_str(arch, "set_virtual_device_target_arch: arch");
           axl::set_virtual_device_target_arch(c_string(s, "virtual device target architecture"));
         }, py::arg("arch"),
         "Architecture the virtual devices report ('sm_90', 'gfx942'); set before the count.");
   m.def("get_virtual_device_target_arch", [] { return axl::virtual_device_target_arch(); },
         "'' when unset.");
   m.def("set_virtual_cpu_target", [](py::handle cpu) {
-    const auto s = arg_as<std::string>(cpu, "set_virtual_cpu_target: cpu", "a str");
+    const auto s = arg_str(cpu, "set_virtual_cpu_target: cpu");
     axl::set_virtual_cpu_target(c_string(s, "virtual CPU target"));
   },
         py::arg("cpu"), R"doc(

@@ -74,6 +74,54 @@ std::string describe(py::handle o) {
   return std::string(py::str(py::type::handle_of(o).attr("__name__"))) + " " + std::string(py::repr(o));
 }
 
+std::string arg_str(py::handle o, const char* what) {
+  if (!PyUnicode_Check(o.ptr())) throw py::type_error(std::string(what) + " must be a str, got " + describe(o));
+  return o.cast<std::string>();
+}
+
+std::optional<std::string> arg_optional_str(py::handle o, const char* what) {
+  if (o.is_none()) return std::nullopt;
+  if (!PyUnicode_Check(o.ptr()))
+    throw py::type_error(std::string(what) + " must be a str or None, got " + describe(o));
+  return o.cast<std::string>();
+}
+
+std::vector<std::string> arg_str_list(py::handle o, const char* what) {
+  const auto refuse = [&] {
+    return py::type_error(std::string(what) + " must be a sequence of str, got " + describe(o));
+  };
+  if (PyUnicode_Check(o.ptr()) || PyBytes_Check(o.ptr()) || PyByteArray_Check(o.ptr())) throw refuse();
+  PyObject* it = PyObject_GetIter(o.ptr());
+  if (!it) {
+    PyErr_Clear();
+    throw refuse();
+  }
+  const py::object iter = py::reinterpret_steal<py::object>(it);
+  std::vector<std::string> out;
+  while (PyObject* item = PyIter_Next(it)) {
+    const py::object held = py::reinterpret_steal<py::object>(item);
+    if (!PyUnicode_Check(item))
+      throw py::type_error(std::string(what) + "[" + std::to_string(out.size()) + "] must be a str, got " +
+                           describe(item));
+    out.push_back(held.cast<std::string>());
+  }
+  if (PyErr_Occurred()) throw py::error_already_set();
+  return out;
+}
+
+bool arg_bool(py::handle o, const char* what) {
+  if (o.ptr() == Py_True) return true;
+  if (o.ptr() == Py_False) return false;
+  // numpy.bool_ ("numpy.bool" from numpy 2 on), without importing numpy.
+  const std::string type_name = Py_TYPE(o.ptr())->tp_name;
+  if (type_name == "numpy.bool" || type_name == "numpy.bool_") {
+    const int truth = PyObject_IsTrue(o.ptr());
+    if (truth < 0) throw py::error_already_set();
+    return truth != 0;
+  }
+  throw py::type_error(std::string(what) + " must be a bool, got " + describe(o));
+}
+
 void set_python_error_from_current() {
   try {
     throw;

@@ -329,11 +329,12 @@ PyObject* queue_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
           throw py::type_error("launch() got an unexpected keyword argument '" +
                                py::reinterpret_borrow<py::str>(name).cast<std::string>() +
                                "' (only shared_mem_bytes is a keyword)");
-        py::object v = py::reinterpret_steal<py::object>(PyNumber_Index(args[nargs + k]));
-        if (!v) throw py::error_already_set();
-        long long s = PyLong_AsLongLong(v.ptr());
-        if (s == -1 && PyErr_Occurred()) throw py::error_already_set();
-        if (s < 0) throw py::value_error("launch: shared_mem_bytes must be >= 0");
+        // Only when given: the common launch passes no keyword at all.
+        PyObject* given = args[nargs + k];
+        if (PyBool_Check(given) || !PyIndex_Check(given))
+          throw py::type_error("launch: shared_mem_bytes must be an int >= 0, got " + describe(given));
+        const auto s = arg_as<int64_t>(given, "launch: shared_mem_bytes", "an int >= 0");
+        if (s < 0) throw py::value_error("launch: shared_mem_bytes must be >= 0, got " + std::to_string(s));
         shared_mem = static_cast<uint64_t>(s);
       }
     }
@@ -342,8 +343,8 @@ PyObject* queue_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
                            "positional arguments (" + std::to_string(nargs) + " given)");
     QueueObj& q = py::handle(self).cast<QueueObj&>();
     if (!py::isinstance<KernelObj>(args[0]))
-      throw py::type_error(std::string("launch: the first argument must be a Kernel (module.kernel(name)), got ") +
-                           Py_TYPE(args[0])->tp_name);
+      throw py::type_error("launch: kernel (the first argument) must be a Kernel (module.kernel(name)), got " +
+                           describe(args[0]));
     KernelObj& k = py::handle(args[0]).cast<KernelObj&>();
     uint32_t grid[3], block[3];
     parse_dims(args[1], grid, "grid");
@@ -435,7 +436,8 @@ Kernel to pass to ``DeviceQueue.launch``.
 )doc")
       .def(
           "kernel",
-          [](ModuleObj& self, const std::string& name) {
+          [](ModuleObj& self, py::handle name_arg) {
+            const std::string name = arg_str(name_arg, "Module.kernel: name");
             auto k = std::make_unique<KernelObj>();
             k->kernel = self.module.kernel(c_string(name, "kernel name"));
             k->device = self.device;
@@ -452,7 +454,7 @@ Kernel to pass to ``DeviceQueue.launch``.
       "_load_module",
       [](py::handle device, py::object source, py::object format) {
         auto mod = std::make_unique<ModuleObj>();
-        mod->device = device_of(device);
+        mod->device = device_of(device, "load_module: device");
         const int32_t fmt = format_code(format);
         const axl::Unowned<axl::Device> dev(mod->device);
         if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
@@ -470,6 +472,9 @@ Kernel to pass to ``DeviceQueue.launch``.
           mod->module = without_gil([&] { return dev->load_module(info.ptr, size, fmt); });
           mod->source = "<" + std::to_string(size) + " bytes>";
         } else {
+          if (!PyUnicode_Check(source.ptr()) && !py::hasattr(source, "__fspath__"))
+            throw py::type_error("load_module: source must be a path (str, os.PathLike) or the module's bytes, got " +
+                                 describe(source));
           std::string path = py::str(py::module_::import("os").attr("fsdecode")(source)).cast<std::string>();
           const char* c_path = c_string(path, "module path");
           mod->module = without_gil([&] { return dev->load_module(std::string(c_path), fmt); });
@@ -483,7 +488,7 @@ Kernel to pass to ``DeviceQueue.launch``.
       "_test_kernel",
       [](py::handle device, int32_t which) {
         auto k = std::make_unique<KernelObj>();
-        k->device = device_of(device);
+        k->device = device_of(device, "_test_kernel: device");
         k->kernel = axl::Unowned<axl::Device>(k->device)->test_kernel(which);
         k->name = k->kernel.name();
         return k;

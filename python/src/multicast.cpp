@@ -35,7 +35,7 @@ A multicast group (axl_multicast_create), internal to axl.driver.SymmetricPool.
           "must be one byte wide.");
   m.def(
       "_multicast_supported",
-      [](py::handle device) { return axl::Unowned<axl::Device>(device_of(device))->multicast_supported(); },
+      [](py::handle device) { return axl::Unowned<axl::Device>(device_of(device, "SymmetricPool: device"))->multicast_supported(); },
       py::arg("device"), "axl_device_multicast_supported.");
   m.def(
       "_multicast_create",
@@ -43,7 +43,7 @@ A multicast group (axl_multicast_create), internal to axl.driver.SymmetricPool.
         auto g = std::make_unique<MulticastObj>();
         std::vector<axl::Device> devs;
         for (py::handle d : devices) {
-          g->devices.push_back(device_of(d));
+          g->devices.push_back(device_of(d, "SymmetricPool: devices"));
           devs.push_back(axl::share<axl::Device>(g->devices.back()));
         }
         g->group = without_gil([&] { return axl::Multicast::create(devs, byte_size); });

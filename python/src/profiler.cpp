@@ -32,14 +32,35 @@ struct TraceObj {
   bool open;
 };
 
+// A str argument of Trace as a C string, or nullptr with the Python error
+// set (TypeError naming the parameter; ValueError for an embedded NUL).
+const char* trace_str_arg(PyObject* o, const char* name) {
+  if (!PyUnicode_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "Trace: %s must be a str, got %s %R", name, Py_TYPE(o)->tp_name, o);
+    return nullptr;
+  }
+  Py_ssize_t size = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(o, &size);
+  if (s && static_cast<size_t>(size) != std::strlen(s)) {
+    PyErr_Format(PyExc_ValueError, "Trace: %s contains an embedded null character", name);
+    return nullptr;
+  }
+  return s;
+}
+
 int trace_init(PyObject* self_obj, PyObject* args, PyObject* kwargs) {
   auto* self = reinterpret_cast<TraceObj*>(self_obj);
   static const char* kw[] = {"message", "color", nullptr};
-  const char* message = nullptr;
-  const char* color = "modular_purple";
-  // "s" refuses embedded NULs (ValueError), as a C string must.
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|s:Trace", const_cast<char**>(kw), &message, &color))
+  PyObject* message_arg = nullptr;
+  PyObject* color_arg = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:Trace", const_cast<char**>(kw), &message_arg, &color_arg))
     return -1;
+  // Checked here rather than with "s", whose TypeError says "argument 1"
+  // instead of the parameter's name; a C string refuses embedded NULs.
+  const char* message = trace_str_arg(message_arg, "message");
+  if (!message) return -1;
+  const char* color = color_arg ? trace_str_arg(color_arg, "color") : "modular_purple";
+  if (!color) return -1;
   PyObject* bytes = PyBytes_FromString(message);
   if (!bytes) return -1;
   Py_XSETREF(self->message, bytes);
@@ -241,8 +262,10 @@ PyType_Spec traced_spec = {
 
 PyTypeObject* g_traced_type = nullptr;
 
-py::object make_traced_call(py::object func, const std::string& message, const std::string& color) {
+py::object make_traced_call(py::object func, py::handle message_arg, py::handle color_arg) {
   if (!PyCallable_Check(func.ptr())) throw py::type_error("traced: the decorated object is not callable");
+  const std::string message = arg_str(message_arg, "traced: message");
+  const std::string color = arg_str(color_arg, "traced: color");
   c_string(message, "traced message");
   PyObject* msg = PyBytes_FromStringAndSize(message.data(), static_cast<Py_ssize_t>(message.size()));
   if (!msg) throw py::error_already_set();

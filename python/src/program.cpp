@@ -73,14 +73,19 @@ name. A program that does not compile raises InvalidArgumentError (a
 ValueError) whose message carries the compiler's log; a backend without a
 run-time compiler raises UnsupportedError.
 )doc")
-      .def(py::init([](std::string source, py::handle device, std::vector<std::string> options,
-                       std::optional<std::string> name, std::optional<std::string> language) {
+      .def(py::init([](py::handle source_arg, py::handle device, py::handle options_arg, py::handle name_arg,
+                       py::handle language_arg) {
+             // Every argument is converted before anything is built.
+             std::string source = arg_str(source_arg, "Program: source");
+             std::vector<std::string> options = arg_str_list(options_arg, "Program: options");
+             const std::optional<std::string> name = arg_optional_str(name_arg, "Program: name");
+             const std::optional<std::string> language = arg_optional_str(language_arg, "Program: language");
+             const axl_device_t dev = device_of(device, "Program: device");  // None too: a TypeError
              if (source.empty()) throw py::value_error("Program source is empty");
              if (source.find('\0') != std::string::npos)
                throw py::value_error("Program source contains a NUL character");
-             if (device.is_none()) throw py::value_error("Program needs a device, e.g. device=Accelerator()");
              auto p = std::make_unique<ProgramObj>();
-             p->device = device_of(device);
+             p->device = dev;
              p->source = std::move(source);
              for (const std::string& o : options) c_string(o, "compiler option");
              p->options = std::move(options);
@@ -90,7 +95,7 @@ run-time compiler raises UnsupportedError.
              c_string(p->name, "program name");
              return p;
            }),
-           py::arg("source"), py::kw_only(), py::arg("device"), py::arg("options") = std::vector<std::string>{},
+           py::arg("source"), py::kw_only(), py::arg("device"), py::arg("options") = py::tuple(),
            py::arg("name") = py::none(), py::arg("language") = py::none())
       .def(
           "compile",

@@ -112,9 +112,10 @@ A point in a queue's work (MAX: ``max.driver.DeviceEvent``).
 ``queue.record_event(event)``. Timing is off by default (as cuda.core and
 PyTorch) because timestamps cost something on every record.
 )doc")
-      .def(py::init([](py::handle device, bool enable_timing) {
+      .def(py::init([](py::handle device, py::handle timing_arg) {
+             const bool enable_timing = arg_bool(timing_arg, "DeviceEvent: enable_timing");
              auto ev = std::make_unique<EventObj>();
-             ev->device = device_of(device);
+             ev->device = device_of(device, "DeviceEvent: device");
              ev->timing = enable_timing;
              ev->event = axl::Unowned<axl::Device>(ev->device)->create_event(enable_timing);
              return ev;
@@ -168,7 +169,7 @@ CUDA only).
 )doc")
       .def(py::init([](py::handle device) {
              auto f = std::make_unique<FlagObj>();
-             f->device = device_of(device);
+             f->device = device_of(device, "CompletionFlag: device");
              f->flag = axl::Unowned<axl::Device>(f->device)->create_flag();
              return f;
            }),
@@ -228,7 +229,7 @@ flag and the value, and enqueues nothing.
                bound = static_cast<uint32_t>(v);
              }
              auto obj = std::make_unique<QueueObj>();
-             obj->device = device_of(device);
+             obj->device = device_of(device, "DeviceQueue: device");
              obj->queue = axl::Unowned<axl::Device>(obj->device)->create_queue(bound);
              return obj;
            }),
@@ -266,30 +267,55 @@ the failure instead.
           "enqueued so far has run; ``record_event(event)`` re-records ``event`` (same device) and returns None.")
       .def(
           "wait_for",
-          [](QueueObj& self, QueueObj& other) {
-            // Without the GIL: across backends without host callbacks the core
-            // falls back to synchronizing `other`, which may run Python.
-            without_gil([&] { self.queue.wait_for(other.queue); });
-          },
-          py::arg("queue"),
-          "Later work on this queue waits for all work enqueued on ``queue`` so far (the host does not block).")
-      .def(
-          "wait_for",
-          [](QueueObj& self, EventObj& ev) {
-            without_gil([&] { self.queue.wait(ev.event); });
-          },
-          py::arg("event"), "Later work on this queue waits for ``event``'s last record (axl extension).")
-      .def(
-          "wait_for",
-          [](QueueObj& self, py::handle device) {
-            axl::Queue other = axl::Unowned<axl::Device>(device_of(device))->default_queue();
+          // One def for MAX's overloads (wait_for(stream) / wait_for(device))
+          // and axl's event, so that a wrong argument gets a message naming
+          // it rather than pybind11's overload list. MAX's keyword names
+          // still work: exactly one of other / stream / device / event.
+          [](QueueObj& self, py::handle other, py::handle stream, py::handle device, py::handle event) {
+            const int given = !other.is_none() + !stream.is_none() + !device.is_none() + !event.is_none();
+            if (given != 1)
+              throw py::type_error("DeviceQueue.wait_for: pass exactly one of other, stream, device or event, got " +
+                                   std::to_string(given));
+            const char* what = "DeviceQueue.wait_for: other";
+            py::handle target = other;
+            if (!stream.is_none()) target = stream, what = "DeviceQueue.wait_for: stream";
+            if (!device.is_none()) target = device, what = "DeviceQueue.wait_for: device";
+            if (!event.is_none()) target = event, what = "DeviceQueue.wait_for: event";
+            if (py::isinstance<EventObj>(target) && stream.is_none() && device.is_none()) {
+              EventObj& ev = target.cast<EventObj&>();
+              without_gil([&] { self.queue.wait(ev.event); });
+              return;
+            }
+            if (py::isinstance<QueueObj>(target) && device.is_none() && event.is_none()) {
+              QueueObj& q = target.cast<QueueObj&>();
+              // Without the GIL: across backends without host callbacks the
+              // core falls back to synchronizing `q`, which may run Python.
+              without_gil([&] { self.queue.wait_for(q.queue); });
+              return;
+            }
+            if (!event.is_none())
+              throw py::type_error(std::string(what) + " must be a DeviceEvent, got " + describe(target));
+            if (!stream.is_none())
+              throw py::type_error(std::string(what) + " must be a DeviceQueue, got " + describe(target));
+            axl_device_t dev = nullptr;
+            try {
+              dev = device_of(target, what);
+            } catch (const py::type_error&) {
+              if (!device.is_none()) throw;
+              throw py::type_error(std::string(what) + " must be a DeviceQueue, a Device or a DeviceEvent, got " +
+                                   describe(target));
+            }
+            axl::Queue q = axl::Unowned<axl::Device>(dev)->default_queue();
             // Its reference is dropped without the GIL too (common.hpp).
             without_gil([&] {
-              const axl::Queue released_here = std::move(other);
+              const axl::Queue released_here = std::move(q);
               self.queue.wait_for(released_here);
             });
           },
-          py::arg("device"), "Later work on this queue waits for all work on ``device.default_queue`` so far.")
+          py::arg("other") = py::none(), py::kw_only(), py::arg("stream") = py::none(),
+          py::arg("device") = py::none(), py::arg("event") = py::none(),
+          "Later work on this queue waits for all work enqueued so far on ``other``: a DeviceQueue, a Device "
+          "(its default queue) or a DeviceEvent (its last record; axl extension). The host does not block.")
       .def(
           "wait_for_host_value",
           [](QueueObj& self, py::handle flag_arg, py::handle value_arg) {
@@ -307,8 +333,8 @@ block. The flag must belong to the same backend as the queue.
           "enqueue_host_func",
           [](QueueObj& self, py::object fn) {
             if (!PyCallable_Check(fn.ptr()))
-              throw py::type_error("enqueue_host_func expects a callable taking no arguments, got " +
-                                   std::string(py::str(py::type::handle_of(fn).attr("__name__"))));
+              throw py::type_error("DeviceQueue.enqueue_host_func: fn must be a callable taking no arguments, got " +
+                                   describe(fn));
             PyObject* ref = fn.inc_ref().ptr();
             g_pending_host_funcs.fetch_add(1);
             try {

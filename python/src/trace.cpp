@@ -9,7 +9,7 @@ void register_trace(py::module_& m) {
   m.def(
       "_launch_trace_begin",
       [](py::handle include_host) {
-        axl::begin_launch_trace(arg_as<bool>(include_host, "begin_launch_trace: include_host", "a bool"));
+        axl::begin_launch_trace(arg_bool(include_host, "begin_launch_trace: include_host"));
       },
       py::arg("include_host") = false);
   m.def("_launch_trace_take", [] {

@@ -28,7 +28,7 @@ def test_inplace_copy_from_a_non_buffer_is_a_type_error(src):
 
 def test_batch_inplace_copy_of_a_non_buffer_is_a_type_error():
     dst = Buffer(DType.int32, (4,))
-    with pytest.raises(TypeError, match=r"pair 0 must be two Buffers, got Buffer and ndarray"):
+    with pytest.raises(TypeError, match=r"batch_inplace_copy: srcs\[0\] must be a Buffer, got ndarray"):
         batch_inplace_copy([dst], [np.zeros(4, np.int32)])
 
 

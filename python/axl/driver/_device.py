@@ -9,11 +9,11 @@ the classes here only give the handle MAX's surface.
 
 from __future__ import annotations
 
-import operator
 import os
 from collections.abc import Mapping
 
 from .. import _core
+from . import _args
 from .._core import DeviceQueue, Kernel, Module
 from .._errors import Status, UnsupportedError
 
@@ -193,6 +193,15 @@ def _rebuild(label: str, id: int) -> Device:
     return CPU() if label == "cpu" else Accelerator(id)
 
 
+def _device_id(id: object, where: str) -> int:
+    """A device id of the type MAX's binding requires (it refuses others in
+    the cast): an int32, as the core's ids are."""
+    index = _args.index(id, f"{where}: id")
+    if not -(2**31) <= index < 2**31:
+        raise ValueError(f"{where}(id={index}): id is out of range; ids are int32 (-1 picks the first)")
+    return index
+
+
 class CPU(Device):
     """The host CPU (MAX: ``max.driver.CPU``). ``CPU(id=-1)``; ``id`` is
     ignored and ``CPU().id == 0``. Every call returns the same object.
@@ -206,6 +215,8 @@ class CPU(Device):
     # No __init__: object.__init__ accepts the id when __new__ is overridden,
     # and one Python frame less keeps CPU() cheap.
     def __new__(cls, id: int = -1) -> CPU:
+        if id.__class__ is not int or id != -1:  # CPU() costs two tests
+            _device_id(id, "CPU")  # ignored, but of the type MAX's binding requires
         return _core._device_object("cpu", 0)  # type: ignore[return-value]
 
 
@@ -228,12 +239,7 @@ class Accelerator(Device):
     __slots__ = ()
 
     def __new__(cls, id: int = -1) -> Accelerator:
-        index = operator.index(id)
-        if not -(2**31) <= index < 2**31:  # beyond the core's int32 ids
-            raise ValueError(
-                f"Accelerator(id={index}) was requested but no accelerator has that id "
-                f"({_core.accelerator_count()} exist; -1 picks the first)"
-            )
+        index = _device_id(id, "Accelerator")
         return _core._device_object("gpu", index)  # type: ignore[return-value]
 
 

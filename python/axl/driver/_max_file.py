@@ -16,6 +16,7 @@ import os
 
 from .. import _core
 from .._core import Buffer
+from . import _args
 from ..dtype import DType
 
 # The first read; a header is 38 bytes plus the key and 4 per dimension, so
@@ -42,7 +43,7 @@ def load_max_buffer(path: str | os.PathLike[str]) -> Buffer:
             or data running past the end of the file. Messages other than
             the magic one start with ``"{path}: "``.
     """
-    name = os.fspath(path)
+    name = _args.fspath(path, "load_max_buffer: path")
     with open(name, "rb") as f:
         file_size = os.fstat(f.fileno()).st_size
         prefix = f.read(min(file_size, _FIRST_READ))

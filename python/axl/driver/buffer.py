@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from .. import _core
 from .._core import Buffer, DeviceQueue, HostHazardCompletion
+from . import _args
 from ..dtype import DType, _decode, _encode, _raw_numpy
 from ._device import CPU, Device
 
@@ -156,7 +157,7 @@ def _check_device(device: object, what: str) -> None:
     """TypeError unless ``device`` is None or a Device, with the text the
     native entry points give (checked before any work is done)."""
     if device is not None and not isinstance(device, Device):
-        raise TypeError(f"{what}: expected {_core._DEVICE_EXPECTED}, got {type(device).__name__}")
+        raise TypeError(f"{what}: device: expected {_core._DEVICE_EXPECTED}, got {type(device).__name__} {device!r}")
 
 
 def _from_numpy(arr: object, device: Device | None = None) -> Buffer:
@@ -577,9 +578,22 @@ def _mmap(
         FileNotFoundError: no such file.
     """
     np = _np()
+    # Every argument is checked before the file is touched.
+    filename = _args.fspath(filename, "Buffer.mmap: filename")
+    if not isinstance(dtype, DType):
+        raise TypeError(f"Buffer.mmap: dtype must be an axl.dtype.DType, got {type(dtype).__name__} {dtype!r}")
+    if not isinstance(mode, str):
+        raise TypeError(f"Buffer.mmap: mode must be a str, got {type(mode).__name__} {mode!r}")
     if mode not in _MMAP_MODES:
         raise ValueError(f"mode must be one of {sorted(_MMAP_MODES)}, got {mode!r}")
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    offset = _args.index(offset, "Buffer.mmap: offset")
+    if not 0 <= offset < 2**63:  # numpy's own refusal names no argument
+        raise ValueError(f"Buffer.mmap: offset must be in [0, 2**63), got {offset}")
+    if isinstance(shape, (str, bytes)) or not (hasattr(shape, "__iter__") or hasattr(shape, "__index__")):
+        raise TypeError(f"Buffer.mmap: shape must be an int or a sequence of ints, got {type(shape).__name__} "
+                        f"{shape!r}")
+    dims = (shape,) if hasattr(shape, "__index__") else tuple(shape)
+    dims = tuple(_args.index(n, "Buffer.mmap: shape entry") for n in dims)
     if len(dims) > _core.MAX_RANK:
         raise ValueError(f"mmap: shape {dims} has rank {len(dims)}; a Buffer has at most {_core.MAX_RANK} dimensions")
     if any(d == 0 for d in dims):
@@ -698,7 +712,8 @@ def _to(self: Buffer, target: object) -> Buffer | list[Buffer]:
             return self._with_queue(target)
         return self.copy(target)
     if not isinstance(target, Device):
-        raise TypeError(f"Buffer.to expects a Device, a DeviceQueue or a list of them, got {type(target).__name__}")
+        raise TypeError(f"Buffer.to: target must be a Device, a DeviceQueue or a list of them, got "
+                        f"{type(target).__name__} {target!r}")
     if target == self.device and not self.pinned:
         return self
     return self.copy(target)
@@ -742,16 +757,14 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
         ValueError: length mismatch (MAX's text); a pair whose sizes or
             dtypes differ (nothing is enqueued then).
     """
+    dsts = _args.items(dsts, Buffer, "batch_inplace_copy: dsts")
+    srcs = _args.items(srcs, Buffer, "batch_inplace_copy: srcs")
     if len(dsts) != len(srcs):
         raise ValueError(
             f"batch_inplace_copy: dsts and srcs must have the same length (got {len(dsts)} dsts, {len(srcs)} srcs)"
         )
     batched, singles = [], []
     for i, (dst, src) in enumerate(zip(dsts, srcs)):
-        if not isinstance(dst, Buffer) or not isinstance(src, Buffer):
-            raise TypeError(
-                f"batch_inplace_copy: pair {i} must be two Buffers, got {type(dst).__name__} and {type(src).__name__}"
-            )
         if dst is src:
             continue
         if dst.num_elements != src.num_elements or dst.dtype != src.dtype:
@@ -779,10 +792,7 @@ def copy_pinned_to_destinations(source: Buffer, destinations: Sequence[Buffer]) 
     until each queue that used it has finished)."""
     if not isinstance(source, Buffer):
         raise TypeError(f"copy_pinned_to_destinations: source must be a Buffer, got {type(source).__name__}")
-    destinations = list(destinations)
-    for i, dst in enumerate(destinations):
-        if not isinstance(dst, Buffer):
-            raise TypeError(f"copy_pinned_to_destinations: destination {i} must be a Buffer, got {type(dst).__name__}")
+    destinations = _args.items(destinations, Buffer, "copy_pinned_to_destinations: destinations")
     for dst in destinations:
         dst.inplace_copy_from(source)
     if source.pinned:

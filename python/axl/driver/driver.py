@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from .. import _core
 from .._core import accelerator_count
+from . import _args
 from ._device import CPU, Accelerator, Device
 
 # Annotations name nothing from typing, so typing.get_type_hints and
@@ -128,6 +129,12 @@ class DeviceSpec:
         return DeviceSpec(id, "gpu")
 
 
+def _spec_list(specs: object, what: str) -> list[DeviceSpec]:
+    # MAX reads a wrong entry's attributes and fails with an AttributeError
+    # from inside; refused here naming the argument instead.
+    return _args.items(specs, DeviceSpec, what)
+
+
 def load_device(device_spec: DeviceSpec) -> Device:
     """The device a spec names: ``CPU()`` for cpu specs, else ``Accelerator(id)``.
 
@@ -147,7 +154,7 @@ def load_device(device_spec: DeviceSpec) -> Device:
 
 def load_devices(device_specs: Sequence[DeviceSpec]) -> list[Device]:
     """``[load_device(s) for s in device_specs]``; the first failure propagates."""
-    return [load_device(spec) for spec in device_specs]
+    return [load_device(spec) for spec in _spec_list(device_specs, "load_devices: device_specs")]
 
 
 def scan_available_devices() -> list[DeviceSpec]:
@@ -163,6 +170,7 @@ def scan_available_devices() -> list[DeviceSpec]:
 def devices_exist(devices: list[DeviceSpec]) -> bool:
     """True iff every non-cpu spec is among :func:`scan_available_devices`
     (cpu specs always exist; an empty list is True)."""
+    devices = _spec_list(devices, "devices_exist: devices")
     available = set(scan_available_devices())
     return all(d.device_type == "cpu" or d in available for d in devices)
 
@@ -192,16 +200,13 @@ def calculate_virtual_device_count(*device_spec_lists: Sequence[DeviceSpec]) -> 
     ``([DeviceSpec.accelerator(3)], [DeviceSpec.accelerator(1)])`` -> 4."""
     max_id = -1
     for specs in device_spec_lists:
-        if isinstance(specs, (str, bytes)) or not hasattr(specs, "__iter__"):
-            raise TypeError(f"calculate_virtual_device_count: expected lists of DeviceSpec, got {specs!r}")
-        for spec in specs:
-            if not isinstance(spec, DeviceSpec):
-                raise TypeError(
-                    f"calculate_virtual_device_count: expected DeviceSpec entries, got {type(spec).__name__} {spec!r}"
-                )
+        for spec in _spec_list(specs, "calculate_virtual_device_count: device_spec_lists"):
             if spec.device_type == "gpu":
                 max_id = max(max_id, spec.id)
     return max(1, max_id + 1)
+
+
+_CLI_WHAT = "calculate_virtual_device_count_from_cli: device_inputs"
 
 
 def _cli_list_text(ids: list) -> str:
@@ -212,12 +217,12 @@ def _cli_list_text(ids: list) -> str:
     parts = []
     for x in ids:
         if isinstance(x, bool):
-            raise TypeError(f"device list {ids!r}: {x!r} is a bool, not an accelerator id (expected an int)")
+            raise TypeError(f"{_CLI_WHAT}: device list {ids!r}: {x!r} is a bool, not an accelerator id (expected an int)")
         try:
             parts.append(str(operator.index(x)))
         except TypeError:
             raise TypeError(
-                f"device list {ids!r}: {x!r} ({type(x).__name__}) is not an accelerator id (expected an int)"
+                f"{_CLI_WHAT}: device list {ids!r}: {x!r} ({type(x).__name__}) is not an accelerator id (expected an int)"
             ) from None
     return "gpu:" + ",".join(parts)
 

@@ -329,6 +329,11 @@ class OneShotCapture:
     launch trace (host queues included) for the launch table."""
 
     def __init__(self, *, top_n: int = 15, out: Optional[TextIO] = None) -> None:
+        # Checked here, not when the tables are printed at the end of the run.
+        if isinstance(top_n, bool) or not isinstance(top_n, int):
+            raise TypeError(f"OneShotCapture: top_n must be an int, got {type(top_n).__name__} {top_n!r}")
+        if top_n < 0:
+            raise ValueError(f"OneShotCapture: top_n must be >= 0, got {top_n}")
         self._top_n = top_n
         self._out = out
         self._profiler = cProfile.Profile()

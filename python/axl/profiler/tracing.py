@@ -22,6 +22,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 is_profiling_enabled = _core._profiler_is_enabled
 
 
+def _check_span_args(where: str, message: object, color: object) -> None:
+    # Checked whether or not profiling is on, so that a wrong type fails the
+    # same way in a run with profiling off as in one with it on (Trace, the
+    # native span, refuses them with the same TypeError).
+    if message is not None and not isinstance(message, str):
+        raise TypeError(f"{where}: message must be a str or None, got {type(message).__name__} {message!r}")
+    if not isinstance(color, str):
+        raise TypeError(f"{where}: color must be a str, got {type(color).__name__} {color!r}")
+
+
 def set_gpu_profiling_state(state: str, /) -> None:
     """Sets the profiling state: ``"off"``, ``"on"`` or ``"detailed"``
     (case-sensitive). Another string raises ``ValueError`` naming the three;
@@ -46,6 +56,10 @@ class Tracer:
     def push(self, message: Optional[str] = None, color: str = "modular_purple") -> None:
         """Opens a span on top of the stack, or a placeholder when profiling is
         off or ``message`` is None (checked on every push)."""
+        # Exact-type test inline (push is per step, ~25 ns); str subclasses
+        # take the slow path, which accepts them.
+        if color.__class__ is not str or (message is not None and message.__class__ is not str):
+            _check_span_args("Tracer.push", message, color)
         if not is_profiling_enabled() or message is None:
             self.trace_stack.append(None)
             return
@@ -107,6 +121,7 @@ def traced(func=None, *, message=None, color="modular_purple"):
     whether profiling is on is checked at every call. Metadata is copied with
     ``functools.wraps``. An ``async`` function's span covers the whole
     coroutine, suspensions included (MAX's behaviour)."""
+    _check_span_args("traced", message, color)
 
     def decorate(f):
         name = message if message is not None else f.__name__
