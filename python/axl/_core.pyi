@@ -164,7 +164,8 @@ class Buffer:
     """An n-d strided array on one device (MAX: max.driver.Buffer)."""
 
     def __init__(self, dtype: DType | None = None, shape: Any = None, device: Any = None,
-                 stream: DeviceQueue | None = None, usage: Any = None, *, _like: Buffer | None = None) -> None: ...
+                 stream: DeviceQueue | None = None, usage: Any = None, *, pinned: bool | None = None,
+                 _like: Buffer | None = None) -> None: ...
     @property
     def dtype(self) -> DType: ...
     @property

@@ -291,7 +291,7 @@ Raises:
     OutOfMemoryError: the device cannot hold the bytes.
 )doc");
   cls.def(py::init([](py::object dtype, py::object shape, py::object device, py::object stream, py::object usage,
-                       py::object like) {
+                       py::object pinned, py::object like) {
             auto b = std::make_unique<BufferObj>();
             if (!like.is_none()) {
               copy_fields(*b, like.cast<BufferObj&>());
@@ -328,12 +328,22 @@ Raises:
               return b;
             }
             if (dtype.is_none() || shape.is_none()) throw py::type_error("Buffer() needs a dtype and a shape");
-            allocate(*b, dtype, shape, device, stream, usage_bits(usage));
+            uint32_t bits = usage_bits(usage);
+            // MAX's S1 keyword (max-driver.md, construction: `pinned=True`
+            // became `usage=Usage.STAGING`), kept so S1 code runs: True is
+            // STAGING, False the default; with usage= too it is ambiguous.
+            if (!pinned.is_none()) {
+              const bool pin = arg_bool(pinned, "Buffer: pinned");
+              if (!usage.is_none())
+                throw py::type_error("Buffer: give usage= or the older pinned=, not both");
+              if (pin) bits = kUsageStaging;
+            }
+            allocate(*b, dtype, shape, device, stream, bits);
             return b;
           }),
           py::arg("dtype") = py::none(), py::arg("shape") = py::none(), py::arg("device") = py::none(),
           py::arg("stream") = py::none(), py::arg("usage") = py::none(), py::kw_only(),
-          py::arg("_like") = py::none());
+          py::arg("pinned") = py::none(), py::arg("_like") = py::none());
   cls.def_property_readonly("dtype", [](BufferObj& b) { return b.dtype; }, "The element type (DType).")
       .def_property_readonly("shape", [](BufferObj& b) {
         py::tuple t(b.layout.rank);

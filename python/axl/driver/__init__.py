@@ -115,6 +115,11 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | {"DLPackArray"})
 
 
+# MAX's S1 name of DeviceQueue (max-driver.md: DeviceStream became
+# DeviceQueue, default_stream default_queue), kept as an alias so S1 code
+# runs; not in __all__, which follows the newest MAX.
+DeviceStream = DeviceQueue
+
 # Classes defined in the extension present themselves as axl.driver's.
 for _cls in (Buffer, CompletionFlag, DeviceEvent, DeviceQueue, Kernel, Module, Program):
     _cls.__module__ = __name__

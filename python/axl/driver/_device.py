@@ -120,6 +120,11 @@ class Device:
             self._default_queue = q
         return q
 
+    @property
+    def default_stream(self) -> DeviceQueue:
+        """MAX's S1 name of :attr:`default_queue` (the same object)."""
+        return self.default_queue
+
     # ------------------------------------------------------------- methods
     def can_access(self, other: Device) -> bool:
         """True if this device can read and write ``other``'s memory directly

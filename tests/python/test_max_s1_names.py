@@ -1,0 +1,62 @@
+"""MAX's S1 names (max-driver.md, version timeline: `DeviceStream` and
+`default_stream` became `DeviceQueue` and `default_queue`, `pinned=` became
+`usage=`), kept so S1 code runs unchanged: MAX's own older driver tests use
+them (`test_pinning`, `test_zero_copy_on_to_stream_on_same_device`, the
+device-event tests)."""
+import pytest
+
+import axl.driver as driver
+from axl.driver import CPU, Buffer, DeviceQueue, Usage
+from axl.dtype import DType
+
+from conftest import VIRTUAL, on_accelerator_kinds, run_on
+
+
+def test_device_stream_is_device_queue_and_stays_out_of_all():
+    assert driver.DeviceStream is DeviceQueue
+    assert "DeviceStream" not in driver.__all__  # __all__ follows the newest MAX
+    from axl.driver import DeviceStream  # noqa: F401  (S1 code imports it by name)
+
+
+def test_default_stream_is_the_default_queue():
+    dev = CPU()
+    assert dev.default_stream is dev.default_queue
+    q = DeviceQueue(dev)
+    b = Buffer(DType.int32, (3,), q)
+    assert b.stream is q
+
+
+def test_pinned_keyword_on_the_cpu():
+    dev = CPU()
+    plain = Buffer(DType.float32, (4,), dev, pinned=False)
+    assert plain.usage == Usage.DEFAULT
+    staged = Buffer(DType.float32, (4,), dev, pinned=True)
+    assert staged.usage == Usage.STAGING
+    assert not staged.pinned  # host memory: STAGING's meaning on the CPU (docs/python.md)
+
+
+def test_pinned_keyword_refuses_non_bools_and_a_second_usage():
+    dev = CPU()
+    for bad in ("yes", 1, 1.0, object()):
+        with pytest.raises(TypeError, match="pinned must be a bool"):
+            Buffer(DType.float32, (4,), dev, pinned=bad)
+    with pytest.raises(TypeError, match="usage= or the older pinned="):
+        Buffer(DType.float32, (4,), dev, usage=Usage.STAGING, pinned=True)
+    with pytest.raises(TypeError, match="usage= or the older pinned="):
+        Buffer(DType.float32, (4,), dev, usage=Usage.DEFAULT, pinned=False)
+
+
+@on_accelerator_kinds(kinds=(VIRTUAL,))
+def test_pinned_keyword_on_an_accelerator_is_staging(kind):
+    p = run_on(kind, """
+        import numpy as np
+        from axl.driver import Buffer, Usage
+        from axl.dtype import DType
+        b = Buffer(DType.int32, (8,), dev, pinned=True)
+        assert b.pinned and b.usage == Usage.STAGING, (b.pinned, b.usage)
+        assert not Buffer(DType.int32, (8,), dev, pinned=False).pinned
+        b.inplace_copy_from(Buffer.from_numpy(np.arange(8, dtype=np.int32)))
+        assert b.to_numpy().tolist() == list(range(8))
+        print("OK")
+        """)
+    assert "OK" in p.stdout, p.stdout + p.stderr
