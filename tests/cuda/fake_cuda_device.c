@@ -43,6 +43,28 @@
  *  - FAKE_CUDA_LOG=<file>: every call appends a line "<entry point>
  *    [notable arguments]" to the file, so tests can assert which calls were
  *    made, e.g. on which pool an attribute was set.
+ *  - Multicast objects over virtual memory management (CUDA 12.1):
+ *    cuMemCreate makes physical memory (a memfd, counted against the
+ *    device's memory), cuMemAddressReserve reserves addresses, cuMemMap maps
+ *    physical memory there (the same pages: writes through either address
+ *    show at the other) or a multicast object (a buffer of its own), and
+ *    the mapping is usable by the device only after cuMemSetAccess. A copy
+ *    or memset into a multicast mapping is written through to the memory
+ *    every member bound (cuMulticastBindMem) at the same offset; kernel
+ *    stores are not. Members must all join (cuMulticastAddDevice) before a
+ *    bind or map (the driver would block; the fake answers
+ *    CUDA_ERROR_NOT_PERMITTED). A released handle (cuMemRelease) lives on
+ *    while mapped or bound, as in the driver, so a missing unmap or unbind
+ *    shows in fake_cuda_live_vmm(), the exported count of live handles,
+ *    reservations and mappings. Granularity: FAKE_CUDA_MC_GRANULARITY
+ *    (RECOMMENDED, default 2 MiB), 64 KiB MINIMUM. FAKE_CUDA_MULTICAST=0:
+ *    CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED is 0 and cuMulticastCreate
+ *    answers CUDA_ERROR_NOT_SUPPORTED.
+ *  - Faults: FAKE_CUDA_FAIL=<entry point> makes that call answer
+ *    FAKE_CUDA_FAIL_RESULT (default CUDA_ERROR_OUT_OF_MEMORY) once
+ *    FAKE_CUDA_FAIL_AFTER (default 0) calls of it have succeeded, and every
+ *    time after; FAKE_CUDA_OMIT=<name>,<name> hides entry points from
+ *    cuGetProcAddress_v2 (an older driver), as in fake_cuda_driver.c.
  *  - FAKE_CUDA_INIT_RESULT and FAKE_CUDA_VERSION as in fake_cuda_driver.c.
  *
  * Deterministic: no randomness; time only in event timestamps. One global
@@ -56,6 +78,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,6 +118,9 @@ typedef struct fk_alloc {
   int device;
   fk_pool* pool; /* stream-ordered allocations */
   int freeing;   /* a cuMemFreeAsync is queued */
+  struct fk_vmm* vmm; /* a cuMemMap mapping of this physical memory or multicast object */
+  size_t vmm_offset;  /* where in `vmm` the mapping starts */
+  int accessible;     /* cuMemSetAccess granted it (mappings only) */
   struct fk_alloc* next;
 } fk_alloc;
 
@@ -119,6 +145,13 @@ static struct {
   pthread_mutex_t log_mu;
   FILE* log;
   fk_stream* streams; /* every stream ever created (never freed: see stream_main) */
+  int multicast;       /* CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED */
+  size_t mc_granularity;
+  struct fk_vmm* vmms; /* live physical allocations and multicast objects */
+  struct fk_resv* resvs;
+  const char* fail_name; /* FAKE_CUDA_FAIL */
+  long fail_after, fail_calls;
+  int fail_result;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT, .log_mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* Per-thread state through pthread keys, not __thread: LeakSanitizer (GCC
@@ -155,7 +188,6 @@ static void fk_teardown(void) {
 static void fk_configure(void) {
   pthread_key_create(&g_current_key, NULL);
   pthread_key_create(&g_host_fn_key, NULL);
-  (void)fake_listed; /* the shared helper header's other function */
   const char* path = getenv("FAKE_CUDA_LOG");
   if (path && *path) g.log = fopen(path, "a");
   g.devices = fake_env_int("FAKE_CUDA_DEVICES", 1);
@@ -165,6 +197,12 @@ static void fk_configure(void) {
   g.memory = mem && *mem ? strtoull(mem, NULL, 0) : (1ull << 30);
   g.shared_optin = fake_env_int("FAKE_CUDA_SHARED_OPTIN", 232448);
   g.async_alloc_ok = fake_env_int("FAKE_CUDA_ASYNC_ALLOC_OK", -1);
+  g.multicast = fake_env_int("FAKE_CUDA_MULTICAST", 1);
+  g.mc_granularity = (size_t)fake_env_int("FAKE_CUDA_MC_GRANULARITY", 2 << 20);
+  const char* fail = getenv("FAKE_CUDA_FAIL");
+  g.fail_name = fail && *fail ? fail : NULL;
+  g.fail_after = fake_env_int("FAKE_CUDA_FAIL_AFTER", 0);
+  g.fail_result = fake_env_int("FAKE_CUDA_FAIL_RESULT", CUDA_ERROR_OUT_OF_MEMORY);
   for (int i = 0; i < FAKE_MAX_DEVICES; ++i) {
     g.ctx[i].device = i;
     g.default_pool[i].device = i;
@@ -196,6 +234,15 @@ static CUresult fk_enter(const char* name, const char* fmt, ...) {
       va_end(ap);
     }
     fk_log("%s%s%s", name, *args ? " " : "", args);
+  }
+  if (g.fail_name != NULL && strcmp(name, g.fail_name) == 0) {
+    pthread_mutex_lock(&g.mu);
+    const int fail = g.fail_calls++ >= g.fail_after;
+    pthread_mutex_unlock(&g.mu);
+    if (fail) {
+      fk_log("  -> injected error=%d", g.fail_result);
+      return (CUresult)g.fail_result;
+    }
   }
   return CUDA_SUCCESS;
 }
@@ -229,7 +276,7 @@ static uint64_t now_ns(void) {
 /* The allocation holding [p, p + n), or NULL. Caller holds g.mu. */
 static fk_alloc* find_alloc_locked(uintptr_t p, size_t n) {
   for (fk_alloc* a = g.allocs; a; a = a->next)
-    if (p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base)) return a;
+    if ((a->vmm == NULL || a->accessible) && p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base)) return a;
   return NULL;
 }
 
@@ -316,6 +363,85 @@ static void free_locked(fk_alloc* a) {
   free(a);
 }
 
+/* ---- virtual memory management and multicast objects ------------------- */
+
+/* A CUmemGenericAllocationHandle: physical memory or a multicast object. */
+typedef struct fk_vmm {
+  int is_multicast;
+  int device;      /* physical memory: where it lives */
+  size_t size;
+  int fd;          /* physical memory: its pages, mapped MAP_SHARED */
+  unsigned char* backing; /* physical memory: a mapping of its own, for the write-through */
+  int released;    /* cuMemRelease was called: gone once unmapped and unbound */
+  int maps;        /* live cuMemMap mappings of it */
+  struct fk_vmm* bound_to; /* physical memory: the multicast object it is bound to */
+  unsigned team;   /* multicast: numDevices */
+  unsigned joined; /* multicast: devices added so far */
+  int member[FAKE_MAX_DEVICES];        /* multicast: added */
+  struct fk_vmm* bound[FAKE_MAX_DEVICES]; /* multicast: each member's physical memory */
+  struct fk_vmm* next;
+} fk_vmm;
+
+/* A cuMemAddressReserve range: PROT_NONE until something is mapped into it. */
+typedef struct fk_resv {
+  uintptr_t base;
+  size_t size;
+  void* raw; /* what mmap returned (over-sized for the alignment) */
+  size_t raw_size;
+  struct fk_resv* next;
+} fk_resv;
+
+static fk_vmm* vmm_of_locked(CUmemGenericAllocationHandle h) {
+  for (fk_vmm* v = g.vmms; v; v = v->next)
+    if ((CUmemGenericAllocationHandle)(uintptr_t)v == h) return v;
+  return NULL;
+}
+
+/* Frees `v` once released, unmapped and unbound (the driver's lifetime rule). */
+static void vmm_maybe_free_locked(fk_vmm* v) {
+  if (!v->released || v->maps > 0 || v->bound_to != NULL) return;
+  if (v->is_multicast)
+    for (int i = 0; i < FAKE_MAX_DEVICES; ++i)
+      if (v->bound[i]) return;
+  for (fk_vmm** pp = &g.vmms; *pp; pp = &(*pp)->next)
+    if (*pp == v) {
+      *pp = v->next;
+      break;
+    }
+  if (!v->is_multicast) {
+    munmap(v->backing, v->size);
+    close(v->fd);
+    g.used[v->device] -= v->size;
+  }
+  free(v);
+}
+
+/* A write of [p, p + n) has landed: if that is in a multicast mapping,
+ * every member's bound memory receives it at the same offset. */
+static void write_through(uintptr_t p, size_t n) {
+  pthread_mutex_lock(&g.mu);
+  fk_alloc* a = find_alloc_locked(p, n);
+  if (a != NULL && a->vmm != NULL && a->vmm->is_multicast) {
+    const size_t off = a->vmm_offset + (p - a->base);
+    for (int i = 0; i < FAKE_MAX_DEVICES; ++i) {
+      fk_vmm* m = a->vmm->bound[i];
+      if (m != NULL && off + n <= m->size) memcpy(m->backing + off, (const void*)p, n);
+    }
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+/* What the fake holds for VMM: handles, reservations and mappings. */
+FAKE_EXPORT int fake_cuda_live_vmm(void) {
+  int n = 0;
+  pthread_mutex_lock(&g.mu);
+  for (fk_vmm* v = g.vmms; v; v = v->next) ++n;
+  for (fk_resv* r = g.resvs; r; r = r->next) ++n;
+  for (fk_alloc* a = g.allocs; a; a = a->next) n += a->vmm != NULL;
+  pthread_mutex_unlock(&g.mu);
+  return n;
+}
+
 /* ---- streams ------------------------------------------------------------- */
 
 enum op_kind {
@@ -370,9 +496,13 @@ static void run_launch(fk_ctx* ctx, struct fk_launch* l);
 
 static void run_op(fk_stream* s, fk_op* op) {
   switch (op->kind) {
-    case OP_COPY: memmove(op->dst, op->src, op->n); break;
+    case OP_COPY:
+      memmove(op->dst, op->src, op->n);
+      write_through((uintptr_t)op->dst, op->n);
+      break;
     case OP_MEMSET:
       for (uint64_t i = 0; i < op->n; ++i) memcpy((char*)op->dst + i * op->flags, &op->value, op->flags);
+      write_through((uintptr_t)op->dst, op->n * op->flags);
       break;
     case OP_RECORD:
       pthread_mutex_lock(&g_ev_mu);
@@ -1118,6 +1248,7 @@ static CUresult fk_cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice d
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: *v = g.multicast ? 1 : 0; break;
     default: *v = 0; break;
   }
   return CUDA_SUCCESS;
@@ -1225,7 +1356,7 @@ static CUresult fk_cuMemFree(CUdeviceptr p) {
   ENTER_CTX("cuMemFree", "ptr=0x%llx", (unsigned long long)p);
   pthread_mutex_lock(&g.mu);
   fk_alloc* a = find_alloc_locked(p, 0);
-  const int ok = a != NULL && a->base == p && !a->pinned && !a->freeing;
+  const int ok = a != NULL && a->base == p && !a->pinned && !a->freeing && a->vmm == NULL;
   if (ok) free_locked(a);
   pthread_mutex_unlock(&g.mu);
   return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -1439,6 +1570,7 @@ static CUresult copy(CUstream s, void* dst, const void* src, size_t n, const voi
   if (host != NULL && !is_pinned_host(host, n)) {
     stream_drain(stream_of(s));
     memmove(dst, src, n);
+    write_through((uintptr_t)dst, n);
     return CUDA_SUCCESS;
   }
   fk_op* op = op_new(OP_COPY);
@@ -1614,6 +1746,276 @@ static CUresult fk_cuStreamWriteValue64(CUstream s, CUdeviceptr addr, cuuint64_t
   return submit(s, op);
 }
 
+/* ---- virtual memory management and multicast: the entry points ---------- */
+
+static CUresult fk_cuMemCreate(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp* prop,
+                               unsigned long long flags) {
+  ENTER("cuMemCreate", "bytes=%zu device=%d", size, prop ? prop->location.id : -1);
+  if (h == NULL || prop == NULL || flags != 0 || size == 0 || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (prop->location.id < 0 || prop->location.id >= g.devices) return CUDA_ERROR_INVALID_DEVICE;
+  fk_vmm* v = calloc(1, sizeof *v);
+  if (v == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  v->device = prop->location.id;
+  v->size = size;
+  pthread_mutex_lock(&g.mu);
+  CUresult r = in_use_locked(v->device) + size > g.memory ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+  /* A memfd: its pages can be mapped at several addresses (sparse until written). */
+  if (r == CUDA_SUCCESS) {
+    v->fd = memfd_create("fake_cuda_mem", 0);
+    if (v->fd < 0 || ftruncate(v->fd, (off_t)size) != 0) r = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (r == CUDA_SUCCESS) {
+    v->backing = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+    if (v->backing == MAP_FAILED) r = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (r != CUDA_SUCCESS) {
+    if (v->fd > 0) close(v->fd);
+    free(v);
+  } else {
+    memset(v->backing, 0xA5, size); /* not zero: reads of unwritten memory show */
+    g.used[v->device] += size;
+    v->next = g.vmms;
+    g.vmms = v;
+    *h = (CUmemGenericAllocationHandle)(uintptr_t)v;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return r;
+}
+
+/* Physical memory or a multicast object; gone once unmapped and unbound
+ * (a multicast object: once every member's memory is unbound from it). */
+static CUresult fk_cuMemRelease(CUmemGenericAllocationHandle h) {
+  ENTER("cuMemRelease", NULL);
+  pthread_mutex_lock(&g.mu);
+  fk_vmm* v = vmm_of_locked(h);
+  const int ok = v != NULL && !v->released;
+  if (ok) {
+    v->released = 1;
+    vmm_maybe_free_locked(v);
+  }
+  pthread_mutex_unlock(&g.mu);
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fk_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t align, CUdeviceptr addr,
+                                       unsigned long long flags) {
+  ENTER("cuMemAddressReserve", "bytes=%zu align=%zu", size, align);
+  if (ptr == NULL || size == 0 || addr != 0 || flags != 0 || (align & (align - 1)) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (align < 4096) align = 4096;
+  fk_resv* r = calloc(1, sizeof *r);
+  if (r == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  r->raw_size = size + align;
+  r->raw = mmap(NULL, r->raw_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r->raw == MAP_FAILED) {
+    free(r);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  r->base = ((uintptr_t)r->raw + align - 1) & ~(uintptr_t)(align - 1);
+  r->size = size;
+  pthread_mutex_lock(&g.mu);
+  r->next = g.resvs;
+  g.resvs = r;
+  pthread_mutex_unlock(&g.mu);
+  *ptr = r->base;
+  return CUDA_SUCCESS;
+}
+
+/* The mapping entry starting at `p` (mapped or not yet accessible). */
+static fk_alloc* mapping_at_locked(uintptr_t p, size_t size) {
+  for (fk_alloc* a = g.allocs; a; a = a->next)
+    if (a->vmm != NULL && a->base == p && a->size == size) return a;
+  return NULL;
+}
+
+/* Refused while anything is still mapped in the range. */
+static CUresult fk_cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  ENTER("cuMemAddressFree", "ptr=0x%llx bytes=%zu", (unsigned long long)ptr, size);
+  pthread_mutex_lock(&g.mu);
+  CUresult r = CUDA_ERROR_INVALID_VALUE;
+  for (fk_resv** pp = &g.resvs; *pp; pp = &(*pp)->next) {
+    fk_resv* v = *pp;
+    if (v->base != ptr || v->size != size) continue;
+    int mapped = 0;
+    for (fk_alloc* a = g.allocs; a; a = a->next)
+      mapped |= a->vmm != NULL && a->base >= v->base && a->base < v->base + v->size;
+    if (mapped) break;
+    *pp = v->next;
+    munmap(v->raw, v->raw_size);
+    free(v);
+    r = CUDA_SUCCESS;
+    break;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return r;
+}
+
+static CUresult fk_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                            unsigned long long flags) {
+  ENTER("cuMemMap", "ptr=0x%llx bytes=%zu", (unsigned long long)ptr, size);
+  pthread_mutex_lock(&g.mu);
+  fk_vmm* v = vmm_of_locked(h);
+  CUresult r = CUDA_SUCCESS;
+  fk_resv* resv = NULL;
+  for (fk_resv* x = g.resvs; x; x = x->next)
+    if (ptr >= x->base && ptr - x->base <= x->size && size <= x->size - (ptr - x->base)) resv = x;
+  if (v == NULL || v->released || flags != 0 || resv == NULL || size == 0 || offset + size > v->size)
+    r = CUDA_ERROR_INVALID_VALUE;
+  else if (v->is_multicast && v->joined < v->team)
+    r = CUDA_ERROR_NOT_PERMITTED; /* the driver blocks until the team is complete */
+  for (fk_alloc* a = g.allocs; r == CUDA_SUCCESS && a; a = a->next)
+    if (a->vmm != NULL && a->base < ptr + size && ptr < a->base + a->size) r = CUDA_ERROR_INVALID_VALUE;
+  fk_alloc* a = r == CUDA_SUCCESS ? calloc(1, sizeof *a) : NULL;
+  if (r == CUDA_SUCCESS && a == NULL) r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (r == CUDA_SUCCESS) {
+    /* Physical memory: its own pages; a multicast object: a buffer whose
+     * writes write_through() forwards to the members. */
+    void* m = v->is_multicast
+                  ? mmap((void*)ptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+                  : mmap((void*)ptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, v->fd, (off_t)offset);
+    if (m == MAP_FAILED) {
+      free(a);
+      r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  if (r == CUDA_SUCCESS) {
+    a->base = ptr;
+    a->size = size;
+    a->device = v->device;
+    a->vmm = v;
+    a->vmm_offset = offset;
+    a->next = g.allocs;
+    g.allocs = a;
+    ++v->maps;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return r;
+}
+
+static CUresult fk_cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  ENTER("cuMemUnmap", "ptr=0x%llx bytes=%zu", (unsigned long long)ptr, size);
+  pthread_mutex_lock(&g.mu);
+  fk_alloc* a = mapping_at_locked(ptr, size);
+  if (a != NULL) {
+    for (fk_alloc** pp = &g.allocs; *pp; pp = &(*pp)->next)
+      if (*pp == a) {
+        *pp = a->next;
+        break;
+      }
+    /* Back to a bare reservation. */
+    mmap((void*)ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    --a->vmm->maps;
+    vmm_maybe_free_locked(a->vmm);
+    free(a);
+  }
+  pthread_mutex_unlock(&g.mu);
+  return a != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fk_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  ENTER("cuMemSetAccess", "ptr=0x%llx bytes=%zu device=%d", (unsigned long long)ptr, size,
+        desc && count ? desc->location.id : -1);
+  if (desc == NULL || count == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i)
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || desc[i].location.id < 0 ||
+        desc[i].location.id >= g.devices)
+      return CUDA_ERROR_INVALID_DEVICE;
+  pthread_mutex_lock(&g.mu);
+  fk_alloc* a = mapping_at_locked(ptr, size);
+  if (a != NULL) {
+    a->accessible = 1;
+    if (a->vmm->is_multicast) a->device = desc[0].location.id;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return a != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fk_cuMulticastGetGranularity(size_t* gran, const CUmulticastObjectProp* prop,
+                                             CUmulticastGranularity_flags option) {
+  ENTER("cuMulticastGetGranularity", "devices=%u bytes=%zu option=%d", prop ? prop->numDevices : 0,
+        prop ? prop->size : 0, (int)option);
+  if (gran == NULL || prop == NULL) return CUDA_ERROR_INVALID_VALUE;
+  *gran = option == CU_MULTICAST_GRANULARITY_RECOMMENDED ? g.mc_granularity : (size_t)64 << 10;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fk_cuMulticastCreate(CUmemGenericAllocationHandle* h, const CUmulticastObjectProp* prop) {
+  ENTER("cuMulticastCreate", "devices=%u bytes=%zu handle_types=%llu", prop ? prop->numDevices : 0,
+        prop ? prop->size : 0, prop ? (unsigned long long)prop->handleTypes : 0ull);
+  if (!g.multicast) return CUDA_ERROR_NOT_SUPPORTED;
+  if (h == NULL || prop == NULL || prop->numDevices == 0 || prop->size == 0 || prop->size % (64 << 10) != 0 ||
+      prop->flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  fk_vmm* v = calloc(1, sizeof *v);
+  if (v == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
+  v->is_multicast = 1;
+  v->device = -1;
+  v->size = prop->size;
+  v->team = prop->numDevices;
+  pthread_mutex_lock(&g.mu);
+  v->next = g.vmms;
+  g.vmms = v;
+  pthread_mutex_unlock(&g.mu);
+  *h = (CUmemGenericAllocationHandle)(uintptr_t)v;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fk_cuMulticastAddDevice(CUmemGenericAllocationHandle h, CUdevice dev) {
+  ENTER("cuMulticastAddDevice", "device=%d", dev);
+  if (dev < 0 || dev >= g.devices) return CUDA_ERROR_INVALID_DEVICE;
+  pthread_mutex_lock(&g.mu);
+  fk_vmm* v = vmm_of_locked(h);
+  CUresult r = CUDA_SUCCESS;
+  if (v == NULL || !v->is_multicast || v->member[dev] || v->joined >= v->team) r = CUDA_ERROR_INVALID_VALUE;
+  if (r == CUDA_SUCCESS) {
+    v->member[dev] = 1;
+    ++v->joined;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return r;
+}
+
+static CUresult fk_cuMulticastBindMem(CUmemGenericAllocationHandle mc, size_t mc_offset,
+                                      CUmemGenericAllocationHandle mem, size_t mem_offset, size_t size,
+                                      unsigned long long flags) {
+  ENTER("cuMulticastBindMem", "bytes=%zu", size);
+  pthread_mutex_lock(&g.mu);
+  fk_vmm* v = vmm_of_locked(mc);
+  fk_vmm* m = vmm_of_locked(mem);
+  CUresult r = CUDA_SUCCESS;
+  if (v == NULL || m == NULL || !v->is_multicast || m->is_multicast || flags != 0 || mc_offset != 0 ||
+      mem_offset != 0 || size == 0 || size > v->size || size > m->size || m->bound_to != NULL)
+    r = CUDA_ERROR_INVALID_VALUE; /* offsets other than 0 are not modelled */
+  else if (v->joined < v->team)
+    r = CUDA_ERROR_NOT_PERMITTED; /* the driver blocks until the team is complete */
+  else if (!v->member[m->device] || v->bound[m->device] != NULL)
+    r = CUDA_ERROR_INVALID_DEVICE;
+  if (r == CUDA_SUCCESS) {
+    v->bound[m->device] = m;
+    m->bound_to = v;
+  }
+  pthread_mutex_unlock(&g.mu);
+  return r;
+}
+
+static CUresult fk_cuMulticastUnbind(CUmemGenericAllocationHandle mc, CUdevice dev, size_t mc_offset, size_t size) {
+  ENTER("cuMulticastUnbind", "device=%d bytes=%zu", dev, size);
+  if (dev < 0 || dev >= g.devices) return CUDA_ERROR_INVALID_DEVICE;
+  pthread_mutex_lock(&g.mu);
+  fk_vmm* v = vmm_of_locked(mc);
+  fk_vmm* m = v != NULL && v->is_multicast ? v->bound[dev] : NULL;
+  const int ok = m != NULL && mc_offset == 0 && size <= m->size;
+  if (ok) {
+    v->bound[dev] = NULL;
+    m->bound_to = NULL;
+    vmm_maybe_free_locked(m);
+  }
+  pthread_mutex_unlock(&g.mu);
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* ---- modules and kernels ----------------------------------------------------- */
 
 static CUresult fk_cuModuleLoadDataEx(CUmodule* mod, const void* image, unsigned n, CUjit_option* opts,
@@ -1728,7 +2130,10 @@ static const struct {
     FK(cuMemsetD16Async), FK(cuMemsetD32Async), FK(cuEventCreate), FK(cuEventDestroy), FK(cuEventRecord),
     FK(cuEventSynchronize), FK(cuEventQuery), FK(cuEventElapsedTime), FK(cuLaunchHostFunc),
     FK(cuStreamWaitValue64), FK(cuStreamWriteValue64), FK(cuModuleLoadDataEx), FK(cuModuleUnload),
-    FK(cuModuleGetFunction), FK(cuFuncSetAttribute), FK(cuLaunchKernel),
+    FK(cuModuleGetFunction), FK(cuFuncSetAttribute), FK(cuLaunchKernel), FK(cuMemCreate), FK(cuMemRelease),
+    FK(cuMemAddressReserve), FK(cuMemAddressFree), FK(cuMemMap), FK(cuMemUnmap), FK(cuMemSetAccess),
+    FK(cuMulticastGetGranularity), FK(cuMulticastCreate), FK(cuMulticastAddDevice), FK(cuMulticastBindMem),
+    FK(cuMulticastUnbind),
 };
 #undef FK
 
@@ -1742,7 +2147,7 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int ver
     return CUDA_ERROR_DEINITIALIZED;
   }
   for (size_t i = 0; i < sizeof kEntryPoints / sizeof kEntryPoints[0]; ++i)
-    if (strcmp(kEntryPoints[i].name, symbol) == 0) {
+    if (strcmp(kEntryPoints[i].name, symbol) == 0 && !fake_listed("FAKE_CUDA_OMIT", symbol)) {
       *pfn = kEntryPoints[i].fn;
       if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
       return CUDA_SUCCESS;

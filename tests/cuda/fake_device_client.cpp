@@ -3,8 +3,12 @@
 // (tests/cuda/fake_cuda_device.c). `fake_device_client MODE` does one
 // scenario and prints "ok" (exit 0), or the error (exit 1); the test then
 // reads the fake's call log (FAKE_CUDA_LOG) and the process's stderr.
+#include <dlfcn.h>
+
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -182,6 +186,80 @@ int exit_with_pending_release() {
   std::exit(0);  // the queue is never released or synchronised
 }
 
+// The fake's count of live VMM handles, reservations and mappings
+// (fake_cuda_live_vmm), from the copy of the fake the plugin loaded.
+int fake_live_vmm() {
+  void* lib = dlopen(std::getenv("AXL_CUDA_DRIVER_PATH"), RTLD_NOW | RTLD_NOLOAD);
+  auto* fn = lib ? reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_live_vmm")) : nullptr;
+  return fn ? fn() : -1;
+}
+
+// Every device the fake has (FAKE_CUDA_DEVICES), with its multicast support.
+std::vector<axl::Device> gpus() {
+  std::vector<axl::Device> out;
+  for (uint32_t i = 0; i < axl::Device::count("gpu"); ++i) {
+    out.push_back(axl::Device::get("gpu", i));
+    std::printf("device %u multicast=%d\n", i, out.back().multicast_supported() ? 1 : 0);
+  }
+  return out;
+}
+
+// A group over every device (MC_BYTES bytes each, default 1000): a copy
+// into member 0's multicast view and a fill through the last member's
+// reach every member's unicast memory; nothing is left once released.
+int multicast_broadcast() {
+  std::vector<axl::Device> devs = gpus();
+  const char* env = std::getenv("MC_BYTES");
+  const uint64_t bytes = env ? std::strtoull(env, nullptr, 0) : 1000;
+  {
+    axl::Multicast g = axl::Multicast::create(devs, bytes);
+    const uint64_t reserved = g.reserved_bytes();
+    std::printf("reserved=%llu live=%d\n", static_cast<unsigned long long>(reserved), fake_live_vmm());
+    std::vector<axl::Queue> queues;
+    for (uint32_t i = 0; i < devs.size(); ++i) {
+      queues.push_back(devs[i].create_queue());
+      queues.back().fill(g.unicast(i), 0, 1);
+      queues.back().synchronize();
+    }
+    std::vector<uint8_t> want(reserved, 0), data(300);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
+    queues[0].copy_from_host(g.multicast(0), data.data(), data.size(), 17);
+    std::memcpy(want.data() + 17, data.data(), data.size());
+    queues[0].synchronize();
+    const size_t last = devs.size() - 1;
+    queues[last].fill(g.multicast(static_cast<uint32_t>(last)), 0xC0DE, 2, 512, 64);
+    for (size_t i = 512; i < 576; i += 2) want[i] = 0xDE, want[i + 1] = 0xC0;
+    queues[last].synchronize();
+    for (uint32_t i = 0; i < devs.size(); ++i) {
+      std::vector<uint8_t> got(reserved, 1);
+      queues[i].copy_to_host(got.data(), g.unicast(i), reserved);
+      queues[i].synchronize();
+      if (got != want) {
+        std::printf("error: member %u's unicast memory misses a multicast write\n", i);
+        return 1;
+      }
+    }
+    std::printf("broadcast reached %zu members\n", devs.size());
+  }
+  std::printf("live after release=%d\n", fake_live_vmm());
+  return 0;
+}
+
+// A group that must fail (a fault injected, or no support): its error, and
+// what it left behind.
+int multicast_refused() {
+  std::vector<axl::Device> devs = gpus();
+  try {
+    axl::Multicast g = axl::Multicast::create(devs, 1000);
+    std::printf("created\n");
+    return 3;
+  } catch (const axl::Error& e) {
+    std::printf("refused: %s: %s\n", e.status_name(), e.what());
+  }
+  std::printf("live after failure=%d\n", fake_live_vmm());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,6 +274,8 @@ int main(int argc, char** argv) {
     else if (mode == "fallback") rc = async_alloc_fallback();
     else if (mode == "exit") rc = exit_with_pending_release();
     else if (mode == "hostfn") rc = host_fn_calls_driver();
+    else if (mode == "multicast") rc = multicast_broadcast();
+    else if (mode == "multicast_refused") rc = multicast_refused();
     if (rc == 0) std::printf("ok\n");
     return rc;
   } catch (const axl::Error& e) {

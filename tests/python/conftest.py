@@ -143,6 +143,27 @@ def run_on(kind: AcceleratorKind, code: str, env: dict[str, str] | None = None, 
     return run_py(kind.pick_code("dev") + textwrap.dedent(code), env={**kind.env, **(env or {})}, **kwargs)
 
 
+FAKE_CUDA_SOURCE = REPO / "tests" / "cuda" / "fake_cuda_device.c"
+CUDA_INCLUDE = next((p for p in ("/usr/local/cuda/include", "/usr/include") if os.path.exists(f"{p}/cuda.h")), None)
+
+
+@pytest.fixture(scope="session")
+def fake_cuda(tmp_path_factory):
+    """The path of libcuda_fake_device.so (tests/cuda's functional fake
+    libcuda: its device memory is host memory, and it has multicast objects),
+    built from its source here: the tests run against the installed package,
+    which does not ship it. Use it as AXL_CUDA_DRIVER_PATH in a child."""
+    if not (PLUGIN_DIR / "libaxl_plugin_cuda.so").exists():
+        pytest.skip("the cuda plugin is not installed (built without CUDA headers)")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None or CUDA_INCLUDE is None or not FAKE_CUDA_SOURCE.exists():
+        pytest.skip(f"cannot build the fake CUDA driver (compiler {compiler}, cuda.h in {CUDA_INCLUDE})")
+    out = tmp_path_factory.mktemp("fake_cuda") / "libcuda_fake_device.so"
+    subprocess.run([compiler, "-O1", "-shared", "-fPIC", f"-I{CUDA_INCLUDE}", str(FAKE_CUDA_SOURCE), "-o", str(out),
+                    "-lpthread"], check=True, capture_output=True, timeout=300)
+    return str(out)
+
+
 @pytest.fixture(scope="session")
 def cpu():
     from axl.driver import CPU

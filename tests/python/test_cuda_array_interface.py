@@ -1,36 +1,14 @@
 """Buffer.__cuda_array_interface__ (CUDA Array Interface v3) on the cuda
 backend, driven by the functional fake libcuda of tests/cuda (its device
 memory is host memory, so the exported pointers can be read back here);
-real CuPy and torch consume it in tests/gpu."""
+real CuPy and torch consume it in tests/gpu. The fake comes from the
+``fake_cuda`` fixture of conftest.py."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import textwrap
 
-import pytest
-
-from conftest import PLUGIN_DIR, REPO, run_py
-
-FAKE_SOURCE = REPO / "tests" / "cuda" / "fake_cuda_device.c"
-CUDA_INCLUDE = next((p for p in ("/usr/local/cuda/include", "/usr/include") if os.path.exists(f"{p}/cuda.h")), None)
-
-
-@pytest.fixture(scope="module")
-def fake_cuda(tmp_path_factory):
-    """The path of libcuda_fake_device.so, built from its source here (the
-    tests run against the installed package, which does not ship it)."""
-    if not (PLUGIN_DIR / "libaxl_plugin_cuda.so").exists():
-        pytest.skip("the cuda plugin is not installed (built without CUDA headers)")
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None or CUDA_INCLUDE is None or not FAKE_SOURCE.exists():
-        pytest.skip(f"cannot build the fake CUDA driver (compiler {compiler}, cuda.h in {CUDA_INCLUDE})")
-    out = tmp_path_factory.mktemp("fake_cuda") / "libcuda_fake_device.so"
-    subprocess.run([compiler, "-O1", "-shared", "-fPIC", f"-I{CUDA_INCLUDE}", str(FAKE_SOURCE), "-o", str(out),
-                    "-lpthread"], check=True, capture_output=True, timeout=300)
-    return str(out)
+from conftest import run_py
 
 
 def run_cuda(fake_cuda, code: str):

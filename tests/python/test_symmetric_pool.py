@@ -1,5 +1,7 @@
 """SymmetricPool (MAX spec 2.7) on the virtual backend's emulation
-(AXL_VIRTUAL_DEVICES=2 and 3), and is_supported's honest answers elsewhere.
+(AXL_VIRTUAL_DEVICES=2 and 3), on the cuda backend's multicast objects
+against the fake libcuda (conftest's fake_cuda), and is_supported's honest
+answers elsewhere.
 Each case runs in a child: the registry is process-wide and discovery reads
 the environment once."""
 
@@ -206,4 +208,39 @@ def test_support_is_the_cores_answer_per_device():
         assert all(_core._multicast_supported(g) for g in gpus)
         print("OK")
         """)
+    assert "OK" in p.stdout
+
+
+def run_fake_cuda(fake_cuda, code: str, **env: str):
+    """``code`` after PRELUDE in a child whose accelerators are two devices
+    of the fake libcuda (plus ``env``)."""
+    return run_py(PRELUDE + "assert [g.api for g in gpus] == ['cuda', 'cuda'], gpus\n" + textwrap.dedent(code),
+                  env={"AXL_CUDA_DRIVER_PATH": fake_cuda, "FAKE_CUDA_DEVICES": "2", **env})
+
+
+def test_two_cuda_devices_with_multicast_support_hold_a_pool_whose_multicast_writes_reach_both(fake_cuda):
+    p = run_fake_cuda(fake_cuda, """
+        assert SymmetricPool.is_supported(gpus)
+        pool = SymmetricPool.allocate(gpus, 1000)
+        assert pool.byte_size == 1000
+        zeros = drv.Buffer.from_numpy(np.zeros(1000, np.uint8))
+        for g in gpus:
+            pool.unicast_view(g).inplace_copy_from(zeros)
+            g.synchronize()
+        data = (np.arange(1000) % 251).astype(np.uint8)
+        pool.multicast_view(gpus[1]).inplace_copy_from(drv.Buffer.from_numpy(data))
+        gpus[1].synchronize()
+        for g in gpus:
+            np.testing.assert_array_equal(pool.unicast_view(g).to(drv.CPU()).to_numpy(), data)
+        print("OK")
+        """)
+    assert "OK" in p.stdout
+
+
+def test_cuda_devices_without_multicast_support_refuse_a_pool_with_the_attribute_named(fake_cuda):
+    p = run_fake_cuda(fake_cuda, """
+        assert not SymmetricPool.is_supported(gpus)
+        raises(RuntimeError, SymmetricPool.allocate, gpus, 1000, match="CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED")
+        print("OK")
+        """, FAKE_CUDA_MULTICAST="0")
     assert "OK" in p.stdout

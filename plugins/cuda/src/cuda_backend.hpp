@@ -87,6 +87,46 @@ struct CudaDriver
     return a.func_set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
   }
 
+  // Multicast groups (driver_plugin/multicast.hpp): a multicast object
+  // (CUDA 12.1) over memory of cuMemCreate, mapped with cuMemMap.
+  static constexpr bool kHasMulticast = true;
+  using MemHandle = CUmemGenericAllocationHandle;
+  static constexpr const char* kMulticastAttribute = "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED";
+  static bool has_multicast(const Api& a) noexcept {
+    return a.mc_get_granularity && a.mc_create && a.mc_add_device && a.mc_bind_mem && a.mc_unbind &&
+           a.mem_create && a.mem_release && a.mem_address_reserve && a.mem_address_free && a.mem_map &&
+           a.mem_unmap && a.mem_set_access;
+  }
+  static Result multicast_attribute(const Api& a, DeviceId dev, int* out) noexcept {
+    return a.device_get_attribute(out, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev);
+  }
+  // handleTypes 0: the group lives in this process (nothing is exported).
+  static CUmulticastObjectProp multicast_props(uint32_t devices, uint64_t bytes) noexcept {
+    CUmulticastObjectProp prop{};
+    prop.numDevices = devices;
+    prop.size = bytes;
+    prop.handleTypes = 0;
+    return prop;
+  }
+  // RECOMMENDED, not MINIMUM: the size NVIDIA advises for full bandwidth.
+  static Result multicast_granularity(const Api& a, uint32_t devices, uint64_t bytes, size_t* out) noexcept {
+    const CUmulticastObjectProp prop = multicast_props(devices, bytes);
+    return a.mc_get_granularity(out, &prop, CU_MULTICAST_GRANULARITY_RECOMMENDED);
+  }
+  static Result multicast_object(const Api& a, uint32_t devices, uint64_t bytes, MemHandle* out) noexcept {
+    const CUmulticastObjectProp prop = multicast_props(devices, bytes);
+    return a.mc_create(out, &prop);
+  }
+  // Pinned device memory on `dev`, what cuMulticastBindMem accepts.
+  static Result physical_memory(const Api& a, MemHandle* out, uint64_t bytes, DeviceId dev) noexcept {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    return a.mem_create(out, bytes, &prop, 0);
+  }
+
   static DevicePtr ptr(axl_devaddr address) noexcept { return address; }
   static axl_devaddr addr(DevicePtr p) noexcept { return p; }
   static unsigned d32_pattern(uint32_t pattern) noexcept { return pattern; }

@@ -18,7 +18,8 @@
 namespace axl::cuda {
 
 // The oldest driver accepted: 12.0 brought cuGetProcAddress_v2 (with the
-// symbol status) and every entry point below at its pinned version.
+// symbol status) and every required entry point below at its pinned
+// version; the multicast ones (12.1) are optional.
 constexpr int kMinDriverVersion = 12000;
 
 // X(member, name, version, required): every entry point, once. The member
@@ -81,7 +82,21 @@ constexpr int kMinDriverVersion = 12000;
   X(module_unload, cuModuleUnload, 2000, true)                        \
   X(module_get_function, cuModuleGetFunction, 2000, true)             \
   X(func_set_attribute, cuFuncSetAttribute, 9000, true)               \
-  X(launch_kernel, cuLaunchKernel, 4000, true)
+  X(launch_kernel, cuLaunchKernel, 4000, true)                       \
+  /* Multicast groups (multicast_* slots): virtual memory management and \
+   * multicast objects, optional (a driver without them has no groups). */ \
+  X(mem_create, cuMemCreate, 10020, false)                            \
+  X(mem_release, cuMemRelease, 10020, false)                          \
+  X(mem_address_reserve, cuMemAddressReserve, 10020, false)           \
+  X(mem_address_free, cuMemAddressFree, 10020, false)                 \
+  X(mem_map, cuMemMap, 10020, false)                                  \
+  X(mem_unmap, cuMemUnmap, 10020, false)                              \
+  X(mem_set_access, cuMemSetAccess, 10020, false)                     \
+  X(mc_get_granularity, cuMulticastGetGranularity, 12010, false)      \
+  X(mc_create, cuMulticastCreate, 12010, false)                       \
+  X(mc_add_device, cuMulticastAddDevice, 12010, false)                \
+  X(mc_bind_mem, cuMulticastBindMem, 12010, false)                    \
+  X(mc_unbind, cuMulticastUnbind, 12010, false)
 
 // The resolved entry points; NULL for an optional one the driver lacks.
 struct DriverApi {

@@ -40,6 +40,8 @@ struct HipDriver
   // HIP's kernel argument space is 4 KiB, as CUDA's was before 12.1.
   static constexpr common::ArgLimits kArgLimits{4096, 4096};
   static constexpr bool kHasCompiler = true;  // hiprtc
+  // HIP has no multicast objects: the multicast-group slots stay NULL.
+  static constexpr bool kHasMulticast = false;
   static constexpr int32_t kLanguage = AXL_SOURCE_LANGUAGE_HIP;
 
   // The vendor-only parts. module.cpp: HIP C++ compiled by hiprtc for the

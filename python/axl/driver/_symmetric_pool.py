@@ -6,10 +6,13 @@ The memory is a multicast group of the core (``axl_multicast_create``,
 plugin ABI 1.4's multicast slots): per device its own (unicast) memory of
 the reservation, the size rounded up to the backend's multicast granularity,
 and a multicast view at another address whose writes reach every device's
-unicast memory. A backend provides them where its devices do: the virtual
-backend for any two or more virtual devices (a copy or fill into a multicast
-view is broadcast, as a multicast store is), so the pool's semantics are
-tested without hardware. ``is_supported`` asks the core, which asks each
+unicast memory. A backend provides them where its devices do: cuda through
+CUDA's multicast objects (CUDA 12.1 drivers, devices with
+CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, i.e. NVSwitch-connected GPUs), and
+the virtual backend for any two or more virtual devices (a copy or fill into
+a multicast view is broadcast, as a multicast store is), so the pool's
+semantics are tested without hardware (and on cuda against the fake driver
+of tests/cuda). ``is_supported`` asks the core, which asks each
 device (``axl_device_multicast_supported``): it answers what axl can do
 here, not what the hardware could. MAX leaves host access to a multicast
 view undefined. Memory is never freed: a pool lives as long as the process

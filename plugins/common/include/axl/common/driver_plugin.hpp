@@ -22,7 +22,10 @@
 //    dynamic shared memory), wait_geq (a 64-bit stream wait for >=), host_fn,
 //    ptr / addr (axl_devaddr <-> DevicePtr), accepts_format, describe (fill
 //    the device's properties and capabilities), load_image, load_test_module,
-//    and compile (or kHasCompiler = false).
+//    and compile (or kHasCompiler = false);
+//  * multicast groups (kHasMulticast; false leaves the four slots NULL):
+//    MemHandle, kMulticastAttribute, has_multicast, multicast_attribute, multicast_granularity,
+//    multicast_object and physical_memory (driver_plugin/multicast.hpp).
 #pragma once
 
 #include <unistd.h>
@@ -160,6 +163,30 @@ struct DriverModule {
   KernelCache<DriverKernel<D>> kernels;
 };
 
+// A multicast group (plugin ABI 1.4; only for a driver with D::kHasMulticast,
+// so D::MemHandle is named only there): the driver's multicast object and,
+// per member, physical memory bound to it, that memory's own (unicast)
+// mapping and the member's mapping of the object. Each flag records a step
+// that succeeded, so a failed create and destroy undo exactly those, in
+// reverse (driver_plugin/multicast.hpp).
+template <class D>
+struct DriverMulticast {
+  struct Member {
+    DriverDevice<D>* device = nullptr;
+    typename D::MemHandle memory{};
+    typename D::DevicePtr unicast{};
+    typename D::DevicePtr multicast{};
+    bool created = false, bound = false;
+    bool unicast_reserved = false, unicast_mapped = false;
+    bool multicast_reserved = false, multicast_mapped = false;
+  };
+  typename D::MemHandle object{};
+  bool object_created = false;
+  uint64_t bytes = 0;        // per member: the request rounded up to the granularity
+  uint64_t granularity = 0;  // the driver's recommended multicast granularity
+  std::vector<Member> members;
+};
+
 template <class D>
 class DriverPlugin {
  public:
@@ -172,6 +199,7 @@ class DriverPlugin {
   using Event = DriverEvent<D>;
   using Flag = DriverFlag<D>;
   using Module = DriverModule<D>;
+  using Multicast = DriverMulticast<D>;
 
   // Never destroyed: the core may call in from any thread until exit, and
   // the driver library is never unloaded.
@@ -208,7 +236,7 @@ class DriverPlugin {
   static State& state() noexcept { return immortal<State>(); }
   static const Api& api() noexcept { return state().api; }
 
-  static constexpr Handles<Device, Queue, Event, Flag, Module, Kernel> from{};
+  static constexpr Handles<Device, Queue, Event, Flag, Module, Kernel, Multicast> from{};
 
   template <class F>
   static axl_status guarded(const char* slot, F&& body) noexcept {
@@ -336,7 +364,8 @@ class DriverPlugin {
   AXL_DECLARE_PLUGIN_STATIC_SLOTS()
 
   // The plugin table with every slot above (module_compile NULL when the
-  // backend has no run-time compiler).
+  // backend has no run-time compiler, the multicast ones when it has no
+  // multicast objects).
   static constexpr axl_plugin_table table() noexcept;
   // axl_plugin_negotiate for the backend named D::text.plugin.
   static axl_status negotiate(axl_negotiate_args* args) noexcept;
@@ -345,6 +374,14 @@ class DriverPlugin {
   static axl_status set_up(uint32_t index, std::unique_ptr<Device>& out);
   static axl_status require_mem_ops(const Queue& q, const char* call);
   static axl_status allow_shared(const Device& d, Kernel& k, uint64_t bytes);
+  // driver_plugin/multicast.hpp.
+  static axl_status multicast_supported(const Device& d, bool* out);
+  // A template so that a driver without D::MemHandle (kHasMulticast false)
+  // never names it.
+  template <class MemHandle>
+  static axl_status map_for(const Device& d, MemHandle handle, uint64_t bytes, uint64_t alignment,
+                            typename D::DevicePtr* out, bool* reserved, bool* mapped, const std::string& what);
+  static axl_status undo_multicast(Multicast& g, bool report) noexcept;
 };
 
 }  // namespace axl::common

@@ -16,6 +16,7 @@
 #include "axl/common/driver_plugin/flag.hpp"
 #include "axl/common/driver_plugin/memory.hpp"
 #include "axl/common/driver_plugin/module.hpp"
+#include "axl/common/driver_plugin/multicast.hpp"
 #include "axl/common/driver_plugin/queue.hpp"
 #include "axl/common/slots.hpp"
 
@@ -23,19 +24,25 @@ namespace axl::common {
 
 // ---- the table ----------------------------------------------------------------
 
-// Multicast groups are not wired to a driver yet (issue 14: cuda next).
-inline constexpr auto kDriverSlotsOmitted = kMulticastSlots;
-inline constexpr auto kDriverSlotsOmittedNoCompiler =
-    omitted_with(std::array<std::string_view, 1>{"module_compile"}, kMulticastSlots);
+// What a driver leaves NULL: module_compile without a run-time compiler,
+// the four multicast-group slots without multicast objects (HIP).
+inline constexpr std::array<std::string_view, 0> kDriverSlotsAll{};
+inline constexpr std::array<std::string_view, 1> kDriverSlotsNoCompiler{"module_compile"};
+inline constexpr auto kDriverSlotsNoMulticast = kMulticastSlots;
+inline constexpr auto kDriverSlotsNoCompilerNoMulticast = omitted_with(kDriverSlotsNoCompiler, kMulticastSlots);
 
 template <class D>
 constexpr axl_plugin_table DriverPlugin<D>::table() noexcept {
-  // module_compile only with a run-time compiler (a NULL slot: the core
-  // answers AXL_ERROR_UNSUPPORTED naming it).
-  if constexpr (D::kHasCompiler)
-    return AXL_PLUGIN_TABLE(kDriverSlotsOmitted);
+  // A NULL slot: the core answers AXL_ERROR_UNSUPPORTED naming it
+  // (axl_device_multicast_supported answers 0).
+  if constexpr (D::kHasCompiler && D::kHasMulticast)
+    return AXL_PLUGIN_TABLE(kDriverSlotsAll);
+  else if constexpr (D::kHasCompiler)
+    return AXL_PLUGIN_TABLE(kDriverSlotsNoMulticast);
+  else if constexpr (D::kHasMulticast)
+    return AXL_PLUGIN_TABLE(kDriverSlotsNoCompiler);
   else
-    return AXL_PLUGIN_TABLE(kDriverSlotsOmittedNoCompiler);
+    return AXL_PLUGIN_TABLE(kDriverSlotsNoCompilerNoMulticast);
 }
 
 template <class D>
