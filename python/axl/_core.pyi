@@ -163,8 +163,8 @@ class Kernel:
 class Buffer:
     """An n-d strided array on one device (MAX: max.driver.Buffer)."""
 
-    def __init__(self, dtype: DType | None = None, shape: Any = None, device: Any = None,
-                 stream: DeviceQueue | None = None, usage: Any = None, *, pinned: bool | None = None,
+    def __init__(self, dtype: DType | None = None, shape: Any = None, device: Any = None, usage: Any = None, *,
+                 stream: DeviceQueue | None = None, pinned: bool | None = None,
                  _like: Buffer | None = None) -> None: ...
     @property
     def dtype(self) -> DType: ...

@@ -290,7 +290,7 @@ Raises:
     ValueError: a negative extent, an unknown usage.
     OutOfMemoryError: the device cannot hold the bytes.
 )doc");
-  cls.def(py::init([](py::object dtype, py::object shape, py::object device, py::object stream, py::object usage,
+  cls.def(py::init([](py::object dtype, py::object shape, py::object device, py::object usage, py::object stream,
                        py::object pinned, py::object like) {
             auto b = std::make_unique<BufferObj>();
             if (!like.is_none()) {
@@ -328,6 +328,12 @@ Raises:
               return b;
             }
             if (dtype.is_none() || shape.is_none()) throw py::type_error("Buffer() needs a dtype and a shape");
+            // S1's fourth positional was `pinned` (a bool); MAX's since S2 is
+            // `usage`, as here.
+            if (PyBool_Check(usage.ptr()) && pinned.is_none()) {
+              pinned = usage;
+              usage = py::none();
+            }
             uint32_t bits = usage_bits(usage);
             // MAX's S1 keyword (max-driver.md, construction: `pinned=True`
             // became `usage=Usage.STAGING`), kept so S1 code runs: True is
@@ -341,8 +347,10 @@ Raises:
             allocate(*b, dtype, shape, device, stream, bits);
             return b;
           }),
+          // MAX's positional order: (dtype, shape, device | stream, usage)
+          // (max-driver.md 4.1, overloads A and B); stream= by keyword.
           py::arg("dtype") = py::none(), py::arg("shape") = py::none(), py::arg("device") = py::none(),
-          py::arg("stream") = py::none(), py::arg("usage") = py::none(), py::kw_only(),
+          py::arg("usage") = py::none(), py::kw_only(), py::arg("stream") = py::none(),
           py::arg("pinned") = py::none(), py::arg("_like") = py::none());
   cls.def_property_readonly("dtype", [](BufferObj& b) { return b.dtype; }, "The element type (DType).")
       .def_property_readonly("shape", [](BufferObj& b) {

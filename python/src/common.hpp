@@ -153,6 +153,11 @@ T arg_as(py::handle o, const char* what, const char* expected) {
   // pybind11's casters for these take too much (bytes for a str, anything
   // with __bool__ for a bool): arg_str and arg_bool below are strict.
   static_assert(!std::is_same_v<T, bool> && !std::is_same_v<T, std::string>, "use arg_bool / arg_str");
+  // And pybind11's int caster takes True as 1: a count, id or size given as
+  // a bool is a mistake, refused as shapes and byte sizes refuse it.
+  if constexpr (std::is_integral_v<T>)
+    if (PyBool_Check(o.ptr()))
+      throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
   try {
     return o.cast<T>();
   } catch (const py::cast_error&) {

@@ -22,6 +22,7 @@ static uint64_t linear_block(const axl_cpu_kernel_ctx* c) {
 
 /* y[i] = alpha * x[i] + y[i] for i < n. */
 AXL_CPU_KERNEL void saxpy(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args != 4) return; /* a module declares no signature: refuse a wrong list */
   const float alpha = *(const float*)a[0];
   const float* x = *(const float* const*)a[1];
   float* y = *(float* const*)a[2];
@@ -36,6 +37,7 @@ AXL_CPU_KERNEL void saxpy(const axl_cpu_kernel_ctx* c, void* const* a) {
 
 /* c[i] = a[i] + b[i] for i < n. */
 AXL_CPU_KERNEL void vector_add_f32(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args != 4) return; /* a module declares no signature: refuse a wrong list */
   const float* x = *(const float* const*)a[0];
   const float* y = *(const float* const*)a[1];
   float* out = *(float* const*)a[2];
@@ -50,6 +52,7 @@ AXL_CPU_KERNEL void vector_add_f32(const axl_cpu_kernel_ctx* c, void* const* a) 
 
 /* data[i] += 1 for i < n. */
 AXL_CPU_KERNEL void increment_u32(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args != 2) return; /* a module declares no signature: refuse a wrong list */
   uint32_t* data = *(uint32_t* const*)a[0];
   const uint32_t n = *(const uint32_t*)a[1];
   const uint64_t threads = block_threads(c);
@@ -63,6 +66,7 @@ AXL_CPU_KERNEL void increment_u32(const axl_cpu_kernel_ctx* c, void* const* a) {
 /* out[b] = b for the linear id b of every block: shows that each block ran
  * and saw its own coordinates. */
 AXL_CPU_KERNEL void write_block_index(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args != 1) return; /* a module declares no signature: refuse a wrong list */
   uint32_t* out = *(uint32_t* const*)a[0];
   const uint64_t b = linear_block(c);
   out[b] = (uint32_t)b;
@@ -72,6 +76,7 @@ AXL_CPU_KERNEL void write_block_index(const axl_cpu_kernel_ctx* c, void* const* 
  * slot, so after one launch every count is exactly 1 unless a block ran
  * twice or not at all. */
 AXL_CPU_KERNEL void count_block_runs(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args != 1) return; /* a module declares no signature: refuse a wrong list */
   uint32_t* counts = *(uint32_t* const*)a[0];
   counts[linear_block(c)] += 1;
 }
@@ -80,6 +85,7 @@ AXL_CPU_KERNEL void count_block_runs(const axl_cpu_kernel_ctx* c, void* const* a
  * block reduces it: out[b] = sum over t of (b + t). Writes 0xFFFFFFFF when
  * the scratch is missing, too small or not 64-byte aligned. */
 AXL_CPU_KERNEL void use_shared(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args != 1) return; /* a module declares no signature: refuse a wrong list */
   uint32_t* out = *(uint32_t* const*)a[0];
   const uint64_t b = linear_block(c);
   const uint64_t threads = block_threads(c);
@@ -99,6 +105,7 @@ AXL_CPU_KERNEL void use_shared(const axl_cpu_kernel_ctx* c, void* const* a) {
  * 2-, 4-, 8-, 12- and 16-byte value, 43 bytes in all, so a test can check
  * that a launch copies every width of value exactly. Block 0 only. */
 AXL_CPU_KERNEL void echo_scalars(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args != 7) return; /* a module declares no signature: refuse a wrong list */
   static const uint32_t sizes[6] = {1, 2, 4, 8, 12, 16};
   unsigned char* out = *(unsigned char* const*)a[0];
   if (linear_block(c) != 0) return;

@@ -472,3 +472,15 @@ def test_trace_names_its_parameters():
     with pytest.raises(ValueError, match=r"Trace: message contains an embedded null character"):
         p.Trace("a\x00b")
     assert p.Trace("m", "red").message == "m"
+
+
+# pybind11's int caster takes True as 1: every int argument converted by the
+# binding refuses a bool, as shapes and byte sizes do.
+def test_bools_are_not_ints():
+    from axl.driver import CompletionFlag
+    flag = CompletionFlag(d.CPU())
+    with pytest.raises(TypeError, match="value must be an int"):
+        flag.signal(True)
+    assert flag.load() == 0
+    with pytest.raises(TypeError, match="value must be an int"):
+        d.CPU().default_queue.wait_for_host_value(flag, True)

@@ -766,3 +766,18 @@ def test_str_decodes_bfloat16_and_float8(dev):
         r[0] = 1.5
         assert "1.5" in str(r)
     assert not missing, f"DType lacks MAX's members {missing}"
+
+
+def test_rank0_setitem_takes_only_the_one_element():
+    # [()] and [0] (or [-1]) name the element; any other integer wrote it too.
+    from axl.driver import Buffer
+    r = Buffer.from_numpy(np.array(1.0, np.float32))
+    r[0] = 5.0
+    assert r.item() == 5.0
+    r[-1] = 6.0
+    r[()] = 7.0
+    assert r.item() == 7.0
+    for bad in (7, -100, 1, (3,)):
+        with pytest.raises(IndexError, match="out of range for a rank-0 buffer"):
+            r[bad] = 9.0
+    assert r.item() == 7.0

@@ -60,3 +60,28 @@ def test_pinned_keyword_on_an_accelerator_is_staging(kind):
         print("OK")
         """)
     assert "OK" in p.stdout, p.stdout + p.stderr
+
+
+# MAX's positional order is (dtype, shape, device | stream, usage)
+# (max-driver.md 4.1, overloads A and B); axl had stream fourth, so ported
+# MAX code passing a Usage positionally was refused.
+def test_usage_is_the_fourth_positional_as_in_max():
+    dev = CPU()
+    b = Buffer(DType.float32, (4,), dev, Usage.STAGING)
+    assert b.usage == Usage.STAGING
+    q = DeviceQueue(dev)
+    s = Buffer(DType.float32, (4,), q, Usage.UNTRACKED)  # overload B
+    assert s.stream is q and s.usage == Usage.UNTRACKED
+    assert Buffer(DType.float32, (4,), dev, True).usage == Usage.STAGING  # S1's positional pinned
+    assert Buffer(DType.float32, (4,), dev, False).usage == Usage.DEFAULT
+    with pytest.raises(TypeError, match="usage must be a Usage"):
+        Buffer(DType.float32, (4,), dev, q)  # a queue goes third (or stream=), not fourth
+    assert Buffer(DType.float32, (4,), stream=q).stream is q
+
+
+def test_static_constructors_name_themselves_in_argument_errors():
+    # Python's own TypeError names the function: Buffer.zeros, not _zeros.
+    with pytest.raises(TypeError, match=r"Buffer\.zeros\(\) got an unexpected keyword argument 'pinned'"):
+        Buffer.zeros((4,), DType.float32, CPU(), pinned=True)
+    with pytest.raises(TypeError, match=r"Buffer\.scalar\(\) got an unexpected keyword"):
+        Buffer.scalar(1.0, DType.float32, stream=None)

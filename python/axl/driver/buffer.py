@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import itertools
 import math
+import operator
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -470,6 +471,13 @@ def _setitem(self: Buffer, index: object, value: object) -> None:
             f"Buffer.__setitem__ sets one element: give {self.rank} integer index(es) (got {index!r}); "
             "assigning to slices is not supported"
         )
+    if self.rank == 0 and not rank0_empty:
+        # [0] (or [-1]) names the one element, as a length-1 axis would;
+        # any other integer is out of range (it wrote the element).
+        k = operator.index(index[0] if isinstance(index, tuple) else index)
+        if k not in (0, -1):
+            raise IndexError(f"Buffer.__setitem__: index {k} is out of range for a rank-0 buffer "
+                             "(it takes [()] or [0])")
     view = self if self.rank == 0 else self[index]
     _write_element(view, value)
 
@@ -849,6 +857,15 @@ class DevicePinnedBuffer(Buffer):
 
 
 # setattr: the stub (_core.pyi) declares these on Buffer.
+def _present_as_method(name: str, fn: object) -> None:
+    """Names a module function after the Buffer method it becomes, so that
+    Python's own argument errors say ``Buffer.zeros()``, not ``_zeros()``.
+    Private aliases (``_inplace_copy_from``) keep the public name."""
+    if (not name.startswith("_") or name.startswith("__")) and hasattr(fn, "__code__"):
+        fn.__name__ = name
+        fn.__qualname__ = f"Buffer.{name}"
+
+
 for _name, _fn in {
     "to_numpy": _to_numpy,
     "__dlpack__": _dlpack,
@@ -870,6 +887,7 @@ for _name, _fn in {
     "_stamp_read": lambda self, completion: self._stamp(completion, _READ),
     "_stamp_write": lambda self, completion: self._stamp(completion, _WRITE),
 }.items():
+    _present_as_method(_name, _fn)
     setattr(Buffer, _name, _fn)
 for _name, _fn in {
     "from_numpy": _from_numpy,
@@ -878,6 +896,7 @@ for _name, _fn in {
     "scalar": _scalar,
     "mmap": _mmap,
 }.items():
+    _present_as_method(_name, _fn)
     setattr(Buffer, _name, staticmethod(_fn))
 if sys.version_info < (3, 12):
     # PEP 688's __buffer__, which CPython derives from the C slot from 3.12 on.
