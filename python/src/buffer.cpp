@@ -277,8 +277,8 @@ void register_buffer(py::module_& m) {
   py::class_<BufferObj> cls(m, "Buffer", py::buffer_protocol(), R"doc(
 An n-d array on one device (MAX: ``max.driver.Buffer``).
 
-``Buffer(dtype, shape, device=None, stream=None, usage=Usage.DEFAULT)``
-allocates ``prod(shape)`` elements of ``dtype`` (an ``axl.dtype.DType``) on
+``Buffer(dtype, shape, device=None, usage=Usage.DEFAULT, *, stream=None)``
+(MAX's positional order) allocates ``prod(shape)`` elements of ``dtype`` (an ``axl.dtype.DType``) on
 ``device`` (CPU() when None), or on ``stream``'s device bound to that queue
 (``Buffer(dtype, shape, queue)`` also works, as in MAX). Contents start
 uninitialised. ``Buffer(shape=ndarray, device=dev)`` copies an array to
