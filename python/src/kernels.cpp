@@ -330,10 +330,8 @@ PyObject* queue_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
                                py::reinterpret_borrow<py::str>(name).cast<std::string>() +
                                "' (only shared_mem_bytes is a keyword)");
         // Only when given: the common launch passes no keyword at all.
-        PyObject* given = args[nargs + k];
-        if (PyBool_Check(given) || !PyIndex_Check(given))
-          throw py::type_error("launch: shared_mem_bytes must be an int >= 0, got " + describe(given));
-        const auto s = arg_as<int64_t>(given, "launch: shared_mem_bytes", "an int >= 0");
+        // arg_as refuses bools and non-ints with the message naming it.
+        const auto s = arg_as<int64_t>(args[nargs + k], "launch: shared_mem_bytes", "an int >= 0");
         if (s < 0) throw py::value_error("launch: shared_mem_bytes must be >= 0, got " + std::to_string(s));
         shared_mem = static_cast<uint64_t>(s);
       }
