@@ -39,8 +39,7 @@ struct ProfileState {
   std::mutex mu;  // output, collected
   std::string output;
   std::vector<ProfileRecord> collected;
-  uint32_t collect_max = 0;    // profile_max_events() at collector_start
-  uint64_t collect_dropped = 0;
+  EventCap collect_cap{"the collector", "counted when the collection is taken"};  // restarted by collector_start
   std::atomic<bool> json_on{false};
   std::atomic<bool> collector_on{false};
   std::atomic<bool> launches{false};
@@ -82,12 +81,7 @@ void emit(ProfileRecord&& r, bool name_thread) {
   if (coll) {
     std::lock_guard<std::mutex> lk(s.mu);
     if (!s.collector_on.load(std::memory_order_relaxed)) return;
-    if (s.collect_max != 0 && s.collected.size() >= s.collect_max) {
-      if (s.collect_dropped++ == 0)
-        logf(AXL_LOG_WARN, "profiler: the collector holds %u events (AXL_PROFILE_MAX_EVENTS); later events are "
-             "dropped (counted when the collection is taken)", s.collect_max);
-      return;
-    }
+    if (!s.collect_cap.admit(s.collected.size())) return;
     s.collected.push_back(std::move(r));
   }
 }
@@ -264,6 +258,15 @@ uint64_t anchor_device_interval(uint64_t queue_id, uint64_t start_recorded_ns, u
 
 uint32_t profile_max_events() {
   return env_u32("AXL_PROFILE_MAX_EVENTS", 0, UINT32_MAX, kProfileMaxEventsDefault, "a count of events (0: no limit)");
+}
+
+bool EventCap::admit(size_t held) {
+  if (!read_) restart();
+  if (max_ == 0 || held < max_) return true;
+  if (dropped_++ == 0)
+    logf(AXL_LOG_WARN, "profiler: %s holds %u events (AXL_PROFILE_MAX_EVENTS); later events are dropped (%s)", sink_,
+         max_, counted_);
+  return false;
 }
 
 uint64_t profile_now_ns() {
@@ -465,8 +468,7 @@ AXL_API axl_status axl_profile_collector_start(void) {
     {
       std::lock_guard<std::mutex> lk(s.mu);
       s.collected.clear();
-      s.collect_max = profile_max_events();
-      s.collect_dropped = 0;
+      s.collect_cap.restart();
       s.collector_on.store(true);
     }
     refresh_launches(true);
@@ -484,9 +486,9 @@ AXL_API axl_status axl_profile_collector_take(axl_profile_events_t* out) {
       std::lock_guard<std::mutex> lk(s.mu);
       s.collector_on.store(false);
       recs.swap(s.collected);
-      if (s.collect_dropped != 0)
+      if (s.collect_cap.dropped() != 0)
         logf(AXL_LOG_WARN, "profiler: the collection taken dropped %llu events past its %u (AXL_PROFILE_MAX_EVENTS)",
-             static_cast<unsigned long long>(s.collect_dropped), s.collect_max);
+             static_cast<unsigned long long>(s.collect_cap.dropped()), s.collect_cap.max());
     }
     refresh_launches(true);
     obj->events.reserve(recs.size());

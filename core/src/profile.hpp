@@ -66,6 +66,33 @@ void trace_refresh_backends();
 constexpr uint32_t kProfileMaxEventsDefault = 4000000;
 uint32_t profile_max_events();
 
+// One recording sink's cap on profile_max_events(): the collector and the
+// JSON timeline both hold one, under their own lock (not thread-safe itself).
+class EventCap {
+ public:
+  // `sink` names the sink in the warning ("the collector"); `counted` says
+  // where the drops are reported ("counted when the collection is taken").
+  EventCap(const char* sink, const char* counted) : sink_(sink), counted_(counted) {}
+  // A sink starting to record: the limit is read again, the count cleared.
+  void restart() {
+    max_ = profile_max_events();
+    read_ = true;
+    dropped_ = 0;
+  }
+  // True when one more event fits beside the `held` ones; otherwise the drop
+  // is counted and the first one warns. Reads the limit on first use.
+  bool admit(size_t held);
+  uint32_t max() const { return max_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  const char* sink_;
+  const char* counted_;
+  uint32_t max_ = 0;  // 0: no limit
+  bool read_ = false;
+  uint64_t dropped_ = 0;
+};
+
 // ---- JSON writer (profile_json.cpp) ----
 // Thread-safe. Keeps up to profile_max_events() events in memory (the file
 // records how many were dropped past it); json_write writes them whole.

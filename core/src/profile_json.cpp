@@ -36,9 +36,7 @@ struct JsonState {
   std::vector<ProfileRecord> events;
   std::map<uint64_t, std::string> thread_names;
   std::map<uint64_t, QueueInfo> queues;
-  uint32_t max_events = 0;  // read at the first event (profile_max_events)
-  bool max_read = false;
-  uint64_t dropped = 0;     // events past max_events
+  EventCap cap{"the JSON timeline", "counted in its otherData.dropped_events"};  // read at the first event
 };
 
 JsonState& jstate() {
@@ -254,11 +252,11 @@ std::string render() {
   out += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"axl ";
   out += axl_version_string();
   out += "\",\"clock\":\"CLOCK_MONOTONIC\"";
-  if (s.dropped != 0) {
+  if (s.cap.dropped() != 0) {
     out += ",\"max_events\":";
-    put_num(out, s.max_events);
+    put_num(out, s.cap.max());
     out += ",\"dropped_events\":";
-    put_num(out, s.dropped);
+    put_num(out, s.cap.dropped());
   }
   out += "}}\n";
   return out;
@@ -281,16 +279,7 @@ int write_file(const std::string& path, const std::string& text) {
 void json_add(const ProfileRecord& r) {
   JsonState& s = jstate();
   std::lock_guard<std::mutex> lk(s.mu);
-  if (!s.max_read) {
-    s.max_events = profile_max_events();
-    s.max_read = true;
-  }
-  if (s.max_events != 0 && s.events.size() >= s.max_events) {
-    if (s.dropped++ == 0)
-      logf(AXL_LOG_WARN, "profiler: the JSON timeline holds %u events (AXL_PROFILE_MAX_EVENTS); later events are "
-           "dropped and counted in its otherData.dropped_events", s.max_events);
-    return;
-  }
+  if (!s.cap.admit(s.events.size())) return;
   s.events.push_back(r);
   if (r.kind == AXL_PROFILE_EVENT_LAUNCH || r.kind == AXL_PROFILE_EVENT_DEVICE)
     s.queues.try_emplace(r.queue_id, QueueInfo{r.device_id, r.host_queue});

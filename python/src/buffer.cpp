@@ -25,6 +25,7 @@ enum : uint32_t { kUsageStaging = 1, kUsageUntracked = 2 };
 struct Cache {
   py::object dtype_cls, usage_cls, cpu_device;
   std::unordered_map<PyObject*, uint32_t> element_size;  // DType member -> bytes
+  std::unordered_map<PyObject*, PyObject*> numpy_dtype;  // DType member -> numpy.dtype (both held)
   std::unordered_map<axl_device_t, bool> is_host;
   std::unordered_map<PyObject*, axl_device_t> device_of;  // Device object -> handle
 };
@@ -44,6 +45,17 @@ uint32_t element_size_of(py::handle dtype) {
   const auto size = dtype.attr("size_in_bytes").cast<uint32_t>();
   c.element_size.emplace(dtype.inc_ref().ptr(), size);
   return size;
+}
+
+// DType member -> its numpy.dtype (DType.to_numpy), cached once found: the
+// answer depends only on the member and on whether ml_dtypes imports, fixed
+// for the process. A DType without one raises from to_numpy every time.
+py::handle numpy_dtype_of(py::handle dtype) {
+  Cache& c = cache();
+  if (auto it = c.numpy_dtype.find(dtype.ptr()); it != c.numpy_dtype.end()) return it->second;
+  py::object found = dtype.attr("to_numpy")();
+  c.numpy_dtype.emplace(dtype.inc_ref().ptr(), found.ptr());
+  return found.release();
 }
 
 bool is_dtype(py::handle o) {
@@ -125,7 +137,10 @@ std::vector<int64_t> parse_shape(py::handle shape) {
     dims.reserve(static_cast<size_t>(n));
     for (Py_ssize_t i = 0; i < n; ++i) dims.push_back(shape_entry(PySequence_Fast_GET_ITEM(seq, i)));
   } else {
-    if (!PySequence_Check(shape.ptr()) || PyUnicode_Check(shape.ptr()))
+    // Text and bytes are sequences too, of characters and of small ints, but
+    // never a shape (numpy refuses both).
+    if (!PySequence_Check(shape.ptr()) || PyUnicode_Check(shape.ptr()) || PyBytes_Check(shape.ptr()) ||
+        PyByteArray_Check(shape.ptr()))
       throw py::type_error("Buffer: shape must be a sequence of ints, got " +
                            std::string(py::str(py::type::handle_of(shape).attr("__name__"))));
     for (py::handle d : py::reinterpret_borrow<py::sequence>(shape)) dims.push_back(shape_entry(d.ptr()));
@@ -439,6 +454,52 @@ Raises:
         without_gil([&] { q.copy(dst.buffer, dst.layout, src.buffer, src.layout); });
       }, py::arg("src"), py::arg("queue") = py::none(),
          "Enqueues an element-wise copy of src into self (any layouts, any devices).")
+      .def("_copy_ordered", [](BufferObj& dst, BufferObj& src, bool check) {
+        // MAX's inplace_copy_from texts, checked here with the copy so that
+        // the call is one crossing into C++ (the 1 KiB round trip, issue 16).
+        if (check && dst.num_elements() != src.num_elements())
+          throw py::value_error("Cannot copy buffers of different sizes");
+        if (check && !dst.dtype.is(src.dtype) && dst.dtype.not_equal(src.dtype))
+          throw py::value_error("Cannot copy buffers of different dtypes");
+        // The queue a copy runs on, made to wait for the other buffer's
+        // queue. Device memory is ordered by its queue, so a device
+        // destination's queue runs the copy (later work on it sees the
+        // data); into host-visible memory the source's queue does (MAX: a
+        // copy into staging memory runs on the source's queue), and hazard
+        // tracking orders the host reads. When the other buffer is device
+        // memory bound to another queue, the copy waits (on the device) for
+        // that queue; tracked host-visible buffers need no such wait: the
+        // core orders a copy after their writer when it is still pending. An
+        // untracked one (Usage.UNTRACKED, DevicePinnedBuffer) has no writer
+        // record, so its queue is waited for like device memory's: axl's own
+        // copies stay in order whatever the usage.
+        BufferObj* runs = &dst;
+        BufferObj* other = &src;
+        if (dst.host_visible && !src.host_visible) std::swap(runs, other);
+        const axl::Queue& q = buffer_queue(*runs);
+        const axl::Queue& oq = buffer_queue(*other);
+        const bool untracked = other->host_visible && !(other->buffer.flags() & AXL_BUFFER_FLAG_TRACKED);
+        // Without the GIL: a copy may block until earlier queue work ran
+        // (pageable memory on CUDA, the core's fallbacks; common.hpp), and a
+        // wait across backends without host callbacks synchronizes `oq`,
+        // which may run Python. The arguments keep both buffers alive.
+        without_gil([&] {
+          if (oq.get() != q.get() && (!other->host_visible || untracked)) q.wait_for(oq);
+          q.copy(dst.buffer, dst.layout, src.buffer, src.layout);
+        });
+      }, py::arg("src"), py::arg("check") = false,
+         "Enqueues a copy of src into self on the queue the copy belongs to, ordered after the other side's "
+         "queue where its memory needs that (Buffer.inplace_copy_from); check: refuse other sizes or dtypes.")
+      .def("_host_numpy", [](py::object self) -> py::object {
+        // to_numpy's host half: the numpy dtype (raising for a DType numpy
+        // lacks) before anything else; None for device memory (the caller
+        // copies it to the host), else the alias after the producer's wait.
+        BufferObj& b = self.cast<BufferObj&>();
+        py::handle np_dtype = numpy_dtype_of(b.dtype);
+        if (!b.host_visible) return py::none();
+        host_wait(b, AXL_ACCESS_READ);
+        return np_array_alias(b, self, np_dtype);
+      }, "The numpy alias of host-visible memory after waiting for its writer; None for device memory.")
       .def("_fill_zero", [](BufferObj& b) {
         if (!b.num_elements()) return;
         if (!b.layout.is_contiguous()) throw py::value_error("_fill_zero needs a contiguous buffer");

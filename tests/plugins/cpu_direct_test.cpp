@@ -407,6 +407,20 @@ TEST_CASE("memory_alloc aligns, and refuses what cannot fit without crashing", "
   CHECK(T().memory_alloc(dev(), UINT64_MAX, &a) == AXL_ERROR_OUT_OF_DEVICE_MEMORY);
 }
 
+TEST_CASE("memory_free refuses an address memory_alloc did not return, and frees nothing", "[cpu]") {
+  // Small blocks carry a header below their address (memory.cpp); a free of
+  // anything else must not reach free() and corrupt the heap.
+  DevBuf buf(4096);
+  std::memset(buf.host<char>(), 0, buf.bytes);
+  for (axl_devaddr bad : {buf.at(1), buf.at(256), buf.at(1024)}) {
+    CAPTURE(bad);
+    CHECK(T().memory_free(dev(), bad) == AXL_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(last_error().message, std::to_string(bad)));
+  }
+  std::memset(buf.host<char>(), 0x44, buf.bytes);  // still whole and usable; freed by ~DevBuf
+  CHECK(buf.host<unsigned char>()[4095] == 0x44);
+}
+
 TEST_CASE("pinned memory is page-aligned, usable and freed", "[cpu]") {
   void* p = nullptr;
   REQUIRE(T().pinned_alloc(dev(), (1u << 20) + 5, &p) == AXL_SUCCESS);

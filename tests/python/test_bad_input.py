@@ -175,6 +175,17 @@ def test_device_pinned_buffer_refusal_leaves_no_half_built_instance(device):
         tb = tb.tb_next
 
 
+@pytest.mark.parametrize("kwargs", [{"usage": 0}, {"pinned": True}, {"stream": None}, {"bogus": 1}])
+def test_device_pinned_buffer_refuses_unknown_keywords(cpu, kwargs):
+    # Its signature is (dtype, shape, device); a keyword it would drop
+    # silently (the usage is always STAGING | UNTRACKED) is a TypeError.
+    from axl.driver import DevicePinnedBuffer
+
+    name = next(iter(kwargs))
+    with pytest.raises(TypeError, match=rf"^DevicePinnedBuffer\(\) got an unexpected keyword argument '{name}'$"):
+        DevicePinnedBuffer(DType.int8, (2,), cpu, **kwargs)
+
+
 # ------------------------------------- second adversarial review (break 2)
 
 
@@ -251,3 +262,13 @@ def test_background_recorder_interval_is_checked_before_a_child_starts(interval,
 def test_module_namespace_lists_only_what_it_offers():
     import axl.driver
     assert "atexit" not in dir(axl.driver) and "annotations" not in dir(axl.driver)
+
+
+@pytest.mark.parametrize("shape", [b"\x02\x03", bytearray(b"\x04"), "ab"])
+def test_text_and_bytes_are_not_shapes(shape):
+    # Both are sequences (bytes of small ints), but numpy refuses them as shapes.
+    with pytest.raises(TypeError, match=rf"Buffer: shape must be a sequence of ints, got {type(shape).__name__}") as info:
+        Buffer(DType.int8, shape)
+    no_default_text(info)
+    with pytest.raises(TypeError, match=r"shape must be a sequence of ints"):
+        Buffer(DType.int8, (4,)).view(DType.int8, shape)

@@ -212,8 +212,12 @@ def _to_numpy(self: Buffer) -> object:
             uint8 bits, as in MAX).
         HostHazardError: the work producing the buffer failed.
     """
-    npdt = self.dtype.to_numpy()
-    return _host_side(self)._as_numpy(npdt)
+    # The host-visible case in one native call (the 1 KiB copy + to_numpy
+    # round trip is an issue 16 target); device memory is copied here.
+    arr = self._host_numpy()
+    if arr is None:
+        arr = _host_side(self)._as_numpy(self.dtype.to_numpy())
+    return arr
 
 
 def _from_dlpack(array: object, *, copy: bool | None = None) -> Buffer:
@@ -307,7 +311,7 @@ def _copy_in_place_kind(buf: Buffer) -> Buffer:
     staging buffer's copy is staging memory too), hazard-tracked so that the
     export waits for the copy."""
     out = Buffer(buf.dtype, buf.shape, stream=buf.stream, usage=buf.usage & ~Usage.UNTRACKED)
-    out._copy_from(buf, _copy_queue(out, buf))
+    out._copy_ordered(buf)
     return out
 
 
@@ -633,31 +637,6 @@ def _untracked_host(buf: Buffer) -> bool:
     return buf._host_visible and not buf._host_hazard_tracked
 
 
-def _copy_queue(dst: Buffer, src: Buffer) -> DeviceQueue:
-    """The queue a copy runs on, made to wait for the source's queue.
-
-    Device memory is ordered by its queue, so a device destination's queue
-    runs the copy (later work on it sees the data); into host-visible memory
-    the source's queue does (MAX: a copy into staging memory runs on the
-    source's queue), and hazard tracking orders the host reads. When the
-    other buffer is device memory bound to another queue, the copy waits (on
-    the device) for that queue; tracked host-visible buffers need no such
-    wait: the core orders a copy after their writer when it is still
-    pending. An untracked one (``Usage.UNTRACKED``, ``DevicePinnedBuffer``)
-    has no writer record, so its queue is waited for like device memory's:
-    axl's own copies stay in order whatever the usage.
-    """
-    if not dst._host_visible:
-        queue, other = dst.stream, src
-    elif not src._host_visible:
-        queue, other = src.stream, dst
-    else:
-        queue, other = dst.stream, src
-    if other.stream != queue and (not other._host_visible or _untracked_host(other)):
-        queue.wait_for(other.stream)
-    return queue
-
-
 def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
     """Copies ``src``'s elements into this buffer, enqueued (MAX:
     ``Buffer.inplace_copy_from``). Any devices; either side may be a
@@ -674,11 +653,7 @@ def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
         return
     if not isinstance(src, Buffer):
         raise TypeError(f"Buffer.inplace_copy_from: src must be a Buffer, got {type(src).__name__}")
-    if self.num_elements != src.num_elements:
-        raise ValueError("Cannot copy buffers of different sizes")
-    if self.dtype != src.dtype:
-        raise ValueError("Cannot copy buffers of different dtypes")
-    self._copy_from(src, _copy_queue(self, src))
+    self._copy_ordered(src, True)  # also raises the two ValueErrors
 
 
 def _copy(
@@ -702,7 +677,7 @@ def _copy(
     out = Buffer(self.dtype, self.shape, stream=target) if isinstance(target, DeviceQueue) else Buffer(
         self.dtype, self.shape, target
     )
-    out._copy_from(self, _copy_queue(out, self))
+    out._copy_ordered(self)
     return out
 
 
@@ -731,7 +706,7 @@ def _contiguous(self: Buffer) -> Buffer:
     """A contiguous copy on the buffer's own device and queue (MAX always
     returns a CPU buffer, copied element by element in Python)."""
     out = Buffer(self.dtype, self.shape, stream=self.stream, usage=self.usage)
-    out._copy_from(self, _copy_queue(out, self))
+    out._copy_ordered(self)
     return out
 
 
@@ -784,12 +759,12 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
             continue
         # Untracked host-visible buffers have no writer record for the core's
         # batch to order against: they take the per-pair path, whose queue
-        # waits for theirs (_copy_queue).
+        # waits for theirs (Buffer._copy_ordered).
         one_by_one = not (dst.is_contiguous and src.is_contiguous) or _untracked_host(dst) or _untracked_host(src)
         (singles if one_by_one else batched).append((dst, src))
     _core._copy_batch(batched)
     for dst, src in singles:
-        dst._copy_from(src, _copy_queue(dst, src))
+        dst._copy_ordered(src)
 
 
 def copy_pinned_to_destinations(source: Buffer, destinations: Sequence[Buffer]) -> None:
@@ -827,6 +802,9 @@ class DevicePinnedBuffer(Buffer):
     def __new__(
         cls, dtype: object = None, shape: object = None, device: object = None, **kwargs: object
     ) -> DevicePinnedBuffer:
+        unknown = [k for k in kwargs if k != "_like"]
+        if unknown:
+            raise TypeError(f"DevicePinnedBuffer() got an unexpected keyword argument {unknown[0]!r}")
         if "_like" not in kwargs:
             owner = device.device if isinstance(device, DeviceQueue) else device
             if owner is not None and not isinstance(owner, Device):
