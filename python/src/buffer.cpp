@@ -396,6 +396,7 @@ Raises:
                              "Page-locked host memory bound to an accelerator.")
       .def_property_readonly("_usage_bits", [](BufferObj& b) { return b.usage; })
       .def_property_readonly("_host_visible", [](BufferObj& b) { return b.host_visible; })
+      .def_property_readonly("_untracked_host", [](BufferObj& b) { return b.untracked_host(); })
       .def_property_readonly("_host_hazard_tracked", [](BufferObj& b) {
         return (b.buffer.flags() & AXL_BUFFER_FLAG_TRACKED) != 0;
       })
@@ -454,12 +455,12 @@ Raises:
         without_gil([&] { q.copy(dst.buffer, dst.layout, src.buffer, src.layout); });
       }, py::arg("src"), py::arg("queue") = py::none(),
          "Enqueues an element-wise copy of src into self (any layouts, any devices).")
-      .def("_copy_ordered", [](BufferObj& dst, BufferObj& src, bool check) {
+      .def("_copy_ordered", [](BufferObj& dst, BufferObj& src) {
         // MAX's inplace_copy_from texts, checked here with the copy so that
-        // the call is one crossing into C++ (the 1 KiB round trip, issue 16).
-        if (check && dst.num_elements() != src.num_elements())
-          throw py::value_error("Cannot copy buffers of different sizes");
-        if (check && !dst.dtype.is(src.dtype) && dst.dtype.not_equal(src.dtype))
+        // the call is one crossing into C++ (the 1 KiB round trip, issue 16);
+        // the other callers pass buffers made alike, which always pass.
+        if (dst.num_elements() != src.num_elements()) throw py::value_error("Cannot copy buffers of different sizes");
+        if (!dst.dtype.is(src.dtype) && dst.dtype.not_equal(src.dtype))
           throw py::value_error("Cannot copy buffers of different dtypes");
         // The queue a copy runs on, made to wait for the other buffer's
         // queue. Device memory is ordered by its queue, so a device
@@ -478,18 +479,18 @@ Raises:
         if (dst.host_visible && !src.host_visible) std::swap(runs, other);
         const axl::Queue& q = buffer_queue(*runs);
         const axl::Queue& oq = buffer_queue(*other);
-        const bool untracked = other->host_visible && !(other->buffer.flags() & AXL_BUFFER_FLAG_TRACKED);
         // Without the GIL: a copy may block until earlier queue work ran
         // (pageable memory on CUDA, the core's fallbacks; common.hpp), and a
         // wait across backends without host callbacks synchronizes `oq`,
         // which may run Python. The arguments keep both buffers alive.
         without_gil([&] {
-          if (oq.get() != q.get() && (!other->host_visible || untracked)) q.wait_for(oq);
+          if (oq.get() != q.get() && (!other->host_visible || other->untracked_host())) q.wait_for(oq);
           q.copy(dst.buffer, dst.layout, src.buffer, src.layout);
         });
-      }, py::arg("src"), py::arg("check") = false,
-         "Enqueues a copy of src into self on the queue the copy belongs to, ordered after the other side's "
-         "queue where its memory needs that (Buffer.inplace_copy_from); check: refuse other sizes or dtypes.")
+      }, py::arg("src"),
+         "Enqueues a copy of src (same element count and dtype, else ValueError) into self on the queue the "
+         "copy belongs to, ordered after the other side's queue where its memory needs that "
+         "(Buffer.inplace_copy_from).")
       .def("_host_numpy", [](py::object self) -> py::object {
         // to_numpy's host half: the numpy dtype (raising for a DType numpy
         // lacks) before anything else; None for device memory (the caller

@@ -291,6 +291,9 @@ struct BufferObj {
   // What a kernel receives: a buffer whose byte 0 is element (0, ..., 0).
   axl_buffer_t launch_handle();
   uint64_t num_elements() const { return layout.num_elements(); }
+  // Host-visible memory without a hazard record (Usage.UNTRACKED,
+  // DevicePinnedBuffer): nothing orders it but its queue.
+  bool untracked_host() const { return host_visible && !(buffer.flags() & AXL_BUFFER_FLAG_TRACKED); }
   // Released without the GIL: the last release of an allocation that queues
   // used records an event on each of them (the core frees it once they
   // caught up), an enqueue that blocks while a driver's queue is full. An

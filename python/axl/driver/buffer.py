@@ -216,7 +216,7 @@ def _to_numpy(self: Buffer) -> object:
     # round trip is an issue 16 target); device memory is copied here.
     arr = self._host_numpy()
     if arr is None:
-        arr = _host_side(self)._as_numpy(self.dtype.to_numpy())
+        arr = self.to(CPU())._host_numpy()  # waits for the copy, then aliases it
     return arr
 
 
@@ -632,11 +632,6 @@ def _mmap(
 # -------------------------------------------------------- copies, movement
 
 
-def _untracked_host(buf: Buffer) -> bool:
-    """Host-visible memory without a hazard record (``Usage.UNTRACKED``)."""
-    return buf._host_visible and not buf._host_hazard_tracked
-
-
 def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
     """Copies ``src``'s elements into this buffer, enqueued (MAX:
     ``Buffer.inplace_copy_from``). Any devices; either side may be a
@@ -653,7 +648,7 @@ def _inplace_copy_from(self: Buffer, src: Buffer) -> None:
         return
     if not isinstance(src, Buffer):
         raise TypeError(f"Buffer.inplace_copy_from: src must be a Buffer, got {type(src).__name__}")
-    self._copy_ordered(src, True)  # also raises the two ValueErrors
+    self._copy_ordered(src)  # also raises the two ValueErrors
 
 
 def _copy(
@@ -760,7 +755,7 @@ def batch_inplace_copy(dsts: Sequence[Buffer], srcs: Sequence[Buffer]) -> None:
         # Untracked host-visible buffers have no writer record for the core's
         # batch to order against: they take the per-pair path, whose queue
         # waits for theirs (Buffer._copy_ordered).
-        one_by_one = not (dst.is_contiguous and src.is_contiguous) or _untracked_host(dst) or _untracked_host(src)
+        one_by_one = not (dst.is_contiguous and src.is_contiguous) or dst._untracked_host or src._untracked_host
         (singles if one_by_one else batched).append((dst, src))
     _core._copy_batch(batched)
     for dst, src in singles:
