@@ -233,6 +233,34 @@ AXL_API axl_status axl_buffer_release(axl_buffer_t buffer) {
   return release_handle(buffer, Kind::buffer, "buffer");
 }
 
+AXL_API axl_status axl_buffer_try_release(axl_buffer_t buffer) {
+  return guard([&]() -> axl_status {
+    Buffer* b = as_buffer(buffer);
+    if (!b) return AXL_ERROR_INVALID_HANDLE;
+    // Not the last reference: dropped, unless another release made it the
+    // last one meanwhile (then it is judged as the last below).
+    int64_t r = b->refs.load(std::memory_order_relaxed);
+    while (r > 1)
+      if (b->refs.compare_exchange_weak(r, r - 1, std::memory_order_acq_rel)) return AXL_SUCCESS;
+    // The last reference: the caller holds the only one, so nothing can add
+    // a use or a stamp while this looks. Whatever would record an event, run
+    // an external callback, release a completion (and with it perhaps a
+    // queue, whose destroy drains it) or free through a driver that
+    // synchronizes is left to axl_buffer_release.
+    if (b->base || b->external || b->pinned || !b->device->props.is_host) return AXL_ERROR_NOT_READY;
+    {
+      std::lock_guard<std::mutex> lk(b->use_mu);
+      if (!b->used_by.empty()) return AXL_ERROR_NOT_READY;
+    }
+    {
+      std::lock_guard<std::mutex> lk(b->hazards.mu);
+      if (b->hazards.last_write || !b->hazards.readers.empty()) return AXL_ERROR_NOT_READY;
+    }
+    release(b);
+    return AXL_SUCCESS;
+  });
+}
+
 AXL_API axl_status axl_buffer_size(axl_buffer_t buffer, uint64_t* out) {
   return guard([&]() -> axl_status {
     Buffer* b = as_buffer(buffer);

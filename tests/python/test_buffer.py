@@ -47,6 +47,53 @@ def test_constructor_errors():
         Buffer(DType.float64, (2**40, 2**40))
 
 
+def _outcome(make):
+    """(shape, dtype, device) of what make() built, or its exception's type and text."""
+    try:
+        b = make()
+    except Exception as e:  # noqa: BLE001 - compared, not swallowed
+        return type(e), str(e)
+    return b.shape, b.dtype, b.device
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(3, 4), [5], 7, (), (0, 3), np.array([2, 3]), (np.int64(4),), (2, -1), (2.0,), "ab", b"\x02", None,
+     (True,), (2**63,), (2**40, 2**40), object()],
+    ids=repr,
+)
+def test_positional_construction_matches_keyword_construction(cpu, shape):
+    # Buffer(dtype, shape[, device]) with a known DType and Device has its
+    # own fast tp_init (python/src/buffer.cpp, buffer_init); keywords take
+    # pybind11's __init__. Both must build the same buffer or raise the
+    # same error, for good and bad shapes alike.
+    Buffer(DType.float32, (1,), cpu)  # the DType and the Device are known from here on
+    fast = _outcome(lambda: Buffer(DType.float32, shape, cpu))
+    assert fast == _outcome(lambda: Buffer(DType.float32, shape, device=cpu))
+    assert _outcome(lambda: Buffer(DType.float32, shape)) == fast
+
+
+def test_fast_construction_leaves_every_other_form_alone(cpu):
+    b = Buffer(DType.float32, (4,), cpu)
+    # A second __init__ is ignored, as pybind11 ignores it.
+    b.__init__(DType.int8, (9,), cpu)
+    assert b.shape == (4,) and b.dtype is DType.float32
+    Buffer.__init__(b, DType.int8, (9,))
+    assert b.shape == (4,)
+    # Subclasses, usage and the array form still construct through pybind11.
+    from axl.driver import Usage
+
+    assert Buffer(DType.uint8, (3,), cpu, Usage.UNTRACKED)._untracked_host
+    copied = Buffer(np.arange(3, dtype=np.int16), cpu)
+    assert copied.dtype is DType.int16 and copied.to_numpy().tolist() == [0, 1, 2]
+
+    class Mine(Buffer):
+        pass
+
+    m = Mine(DType.float32, (2,), cpu)
+    assert type(m) is Mine and m.shape == (2,)
+
+
 @pytest.mark.parametrize("dt", NUMPY_DTYPES, ids=lambda d: d.name)
 def test_numpy_round_trip_copies(dt):
     src = (np.arange(24) % 2 == 1) if dt is DType.bool else np.arange(24).astype(dt.to_numpy())

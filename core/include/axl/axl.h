@@ -1,4 +1,4 @@
-/* axl/axl.h: the application ABI of libaxl.so, version 1.3.
+/* axl/axl.h: the application ABI of libaxl.so, version 1.6.
  *
  * C, stable, versioned (docs/abi.md). Every function that can fail returns
  * an axl_status (axl/status.h); on an error the calling thread's last-error
@@ -83,7 +83,7 @@ extern "C" {
 #endif
 
 #define AXL_ABI_MAJOR 1
-#define AXL_ABI_MINOR 5
+#define AXL_ABI_MINOR 6
 
 /* Handles are opaque values, not addresses: nothing may be read through one,
  * and its bits mean nothing to the application (they name a slot of the
@@ -376,6 +376,17 @@ AXL_API axl_status axl_buffer_retain(axl_buffer_t buffer);
  * logged and returned by the device's next axl_queue_synchronize or
  * axl_device_synchronize. Errors: only the common AXL_ERROR_INVALID_HANDLE. */
 AXL_API axl_status axl_buffer_release(axl_buffer_t buffer);
+/* Drops one reference as axl_buffer_release does, but only when that runs
+ * nothing that could wait (since 1.6): the reference is not the last, or it
+ * is the last of an allocation (not a view, not external or pinned memory)
+ * of a host device that no queue has used and no completion is stamped on,
+ * whose memory then goes straight back to the backend. Otherwise it drops
+ * nothing and answers AXL_ERROR_NOT_READY; the caller still owns the
+ * reference and releases it with axl_buffer_release. For a binding that
+ * holds a lock the queues' host callbacks may need (Python's GIL): it tries
+ * this while holding the lock and lets go of the lock only when told to.
+ * Errors: AXL_ERROR_NOT_READY as said; the common AXL_ERROR_INVALID_HANDLE. */
+AXL_API axl_status axl_buffer_try_release(axl_buffer_t buffer);
 /* The size in bytes. Errors: only the common AXL_ERROR_INVALID_HANDLE and
  * AXL_ERROR_INVALID_ARGUMENT (NULL out). The buffer getters below do not
  * reach the backend either and add only the errors they name. */

@@ -250,6 +250,15 @@ class Buffer : public detail::Handle<axl_buffer_t, axl_buffer_retain, axl_buffer
   // the bytes; throws HOST_HAZARD when a producer failed. No-op untracked.
   void host_wait(uint32_t access) const { check(axl_buffer_host_wait(h_, access)); }
   inline Device device() const;
+  // Drops the reference now when that cannot wait (axl_buffer_try_release):
+  // true and empty afterwards; false, still holding it, for any other answer,
+  // when only a plain release (the destructor) may drop it. Never throws, so
+  // destructors may call it.
+  bool try_release() noexcept {
+    if (h_ && axl_buffer_try_release(h_) != AXL_SUCCESS) return false;
+    h_ = nullptr;
+    return true;
+  }
 };
 
 class Event : public detail::Handle<axl_event_t, axl_event_retain, axl_event_release> {
