@@ -72,27 +72,36 @@ AXL_API axl_status axl_layout_init(axl_layout* out, uint32_t rank, const int64_t
                   AXL_MAX_RANK);
     if (rank && !shape) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_layout_init: shape is NULL for rank %u", rank);
     if (element_size == 0) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_layout_init: element_size is 0; expected >= 1");
-    axl_layout l{};
-    l.rank = rank;
-    l.element_size = element_size;
     for (uint32_t k = 0; k < rank; ++k)
       if (shape[k] < 0)
         return fail(AXL_ERROR_INVALID_ARGUMENT, "shape entry %lld along axis %u is negative; expected >= 0",
                     (long long)shape[k], k);
-    // Strides from the innermost dimension out; the byte total must fit an
-    // int64 so every offset below is representable.
-    int64_t stride = element_size;
-    bool empty = false;
-    for (uint32_t k = rank; k-- > 0;) {
-      l.shape[k] = shape[k];
-      l.strides[k] = stride;
-      if (shape[k] == 0) empty = true;
-      int64_t next;
-      if (!empty && __builtin_mul_overflow(stride, shape[k], &next))
+    // The byte total must fit an int64 so every offset below is
+    // representable; innermost out, as the strides below, so dimensions
+    // outside an extent of 0 are not multiplied. Checked before `out` is
+    // written, which an error leaves untouched.
+    int64_t total = element_size;
+    for (uint32_t k = rank; k-- > 0 && shape[k] != 0;)
+      if (__builtin_mul_overflow(total, shape[k], &total))
         return fail(AXL_ERROR_INVALID_ARGUMENT, "shape is too large: its byte size overflows 2^63");
-      if (!empty) stride = next;
+    // Written in place: the caller's layout is 528 bytes, and building a
+    // copy first doubled the cost of a small Buffer from Python.
+    out->rank = rank;
+    out->element_size = element_size;
+    out->offset = 0;
+    // Strides from the innermost dimension out; past an extent of 0 they
+    // stop growing (numpy's strides for empty arrays).
+    int64_t stride = element_size;
+    bool past_empty = false;
+    for (uint32_t k = rank; k-- > 0;) {
+      out->shape[k] = shape[k];
+      out->strides[k] = stride;
+      if (shape[k] == 0) past_empty = true;
+      if (!past_empty) stride *= shape[k];
     }
-    *out = l;
+    const size_t unused = (AXL_MAX_RANK - rank) * sizeof(int64_t);
+    memset(out->shape + rank, 0, unused);
+    memset(out->strides + rank, 0, unused);
     return AXL_SUCCESS;
   });
 }

@@ -155,7 +155,7 @@ void allocate(BufferObj& b, py::handle dtype, py::handle shape, py::object devic
               uint32_t usage) {
   const uint32_t es = element_size_of(dtype);
   const std::vector<int64_t> dims = parse_shape(shape);
-  b.layout = axl::Layout::contiguous(dims, es);
+  b.layout.set_contiguous(dims, es);
   if (!stream.is_none()) {
     b.queue = stream;
     b.device = stream.cast<QueueObj&>().device;
