@@ -299,9 +299,9 @@ py::detail::type_info* g_buffer_info = nullptr;  // pybind11's record of BufferO
 // Device object this binding has seen before, the construction the benchmark
 // compares with numpy.empty: the same allocate() as the py::init below,
 // without pybind11's dispatcher (the __init__ lookup, seven arguments read
-// into a heap vector: ~2,300 of 7,250 instructions per Buffer of 16 floats,
-// benchmarks/bench_buffers.py). Anything else, errors included, takes that
-// path, so the forms and messages are written once.
+// into a heap vector: ~2,300 of the ~7,100 instructions a Buffer of 16
+// floats took, benchmarks/bench_buffers.py). Anything else, errors included,
+// takes that path, so the forms and messages are written once.
 int buffer_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   if (Py_TYPE(self) != g_buffer_type || (kwargs && PyDict_GET_SIZE(kwargs) != 0) || !PyTuple_CheckExact(args))
     return g_pybind_init(self, args, kwargs);
@@ -316,8 +316,12 @@ int buffer_init(PyObject* self, PyObject* args, PyObject* kwargs) {
   if (shape == Py_None || !c.element_size.count(dtype) || (device != Py_None && !c.device_of.count(device)))
     return g_pybind_init(self, args, kwargs);
   try {
-    py::detail::value_and_holder v_h = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder(g_buffer_info);
-    if (v_h.instance_registered()) return 0;  // a second __init__: pybind11 ignores it too
+    auto* inst = reinterpret_cast<py::detail::instance*>(self);
+    py::detail::value_and_holder v_h = inst->get_value_and_holder(g_buffer_info);
+    // Only C code can reach tp_init on a live instance (Python's b.__init__
+    // is pybind11's): ignored, as pybind11 ignores a second __init__,
+    // rather than registering the instance twice.
+    if (v_h.instance_registered()) return 0;
     auto b = std::make_unique<BufferObj>();
     allocate(*b, dtype, shape, py::reinterpret_borrow<py::object>(device), py::none(), 0);
     // What py::init's factory does with the unique_ptr it returns.

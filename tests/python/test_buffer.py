@@ -75,7 +75,7 @@ def test_positional_construction_matches_keyword_construction(cpu, shape):
 
 def test_fast_construction_leaves_every_other_form_alone(cpu):
     b = Buffer(DType.float32, (4,), cpu)
-    # A second __init__ is ignored, as pybind11 ignores it.
+    # A second __init__ (pybind11's, which b.__init__ names) is ignored.
     b.__init__(DType.int8, (9,), cpu)
     assert b.shape == (4,) and b.dtype is DType.float32
     Buffer.__init__(b, DType.int8, (9,))
