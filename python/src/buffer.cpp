@@ -630,6 +630,8 @@ A point in a queue that host accesses wait for (MAX:
   }, py::arg("pairs"));
 
   register_dlpack(m, cls);
+  refuse_unconstructed_use<BufferObj>();
+  refuse_unconstructed_use<CompletionObj>();
 }
 
 }  // namespace axlpy

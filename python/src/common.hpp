@@ -34,6 +34,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "axl/axl.hpp"
@@ -198,6 +199,26 @@ inline void check(axl_status s) {
 // escapes (os.fsdecode's rule) rather than an exception.
 py::str to_str(const char* s);
 py::str to_str(const std::string& s);
+
+// ------------------------------------------------------- unconstructed use
+// `Cls.__new__(Cls)` makes an instance whose C++ object was never built (no
+// `__init__`). pybind11 then answers a method call on it by allocating raw
+// memory for the object (type_caster_generic::load_value, "lazy allocation")
+// and handing the method that garbage: a crash or nonsense, not an error. The
+// allocation goes through the type's operator_new hook when it has one, so
+// each class points that hook here and the call raises TypeError naming the
+// class instead (inside pybind11's dispatcher, which turns it into Python's
+// TypeError). Nothing in axl relies on the lazy allocation: every __init__
+// installs a constructed object. Call once per class, after its py::class_.
+[[noreturn]] void throw_unconstructed(const std::type_info& type);
+template <class T>
+void* refuse_unconstructed_allocation(size_t) {
+  throw_unconstructed(typeid(T));
+}
+template <class T>
+void refuse_unconstructed_use() {
+  py::detail::get_type_info(typeid(T), /*throw_if_missing=*/true)->operator_new = &refuse_unconstructed_allocation<T>;
+}
 
 // ---------------------------------------------------------------- profiler
 void register_profiler(py::module_& m);  // profiler.cpp (axl.profiler)

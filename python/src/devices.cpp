@@ -187,6 +187,7 @@ when there is no such device.
     for (auto& [d, obj] : cache().objects) out.append(py::reinterpret_borrow<py::object>(obj));
     return out;
   });
+  refuse_unconstructed_use<DeviceHandle>();
 }
 
 }  // namespace axlpy

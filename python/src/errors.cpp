@@ -46,6 +46,14 @@ py::str to_str(const std::string& s) {
   return py::reinterpret_steal<py::str>(o);
 }
 
+void throw_unconstructed(const std::type_info& type) {
+  const py::detail::type_info* info = py::detail::get_type_info(type);
+  const std::string name =
+      info ? py::handle(reinterpret_cast<PyObject*>(info->type)).attr("__name__").cast<std::string>() : "axl object";
+  throw py::type_error(name + " object was made by " + name + ".__new__() without __init__ and holds nothing; "
+                       "construct it by calling " + name + "(...) or the function that returns one");
+}
+
 void set_python_error(const axl::Error& e) {
   ErrorTypes& t = types();
   PyObject* cls = nullptr;

@@ -492,6 +492,8 @@ Kernel to pass to ``DeviceQueue.launch``.
         return k;
       },
       py::arg("device"), py::arg("which"));
+  refuse_unconstructed_use<KernelObj>();
+  refuse_unconstructed_use<ModuleObj>();
 }
 
 }  // namespace axlpy

@@ -50,6 +50,7 @@ A multicast group (axl_multicast_create), internal to axl.driver.SymmetricPool.
         return g;
       },
       py::arg("devices"), py::arg("byte_size"), "axl_multicast_create over `devices` (Device handles).");
+  refuse_unconstructed_use<MulticastObj>();
 }
 
 }  // namespace axlpy

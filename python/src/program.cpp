@@ -121,6 +121,7 @@ run-time compiler raises UnsupportedError.
       .def("__repr__", [](ProgramObj& self) {
         return "Program('" + self.name + "', device=" + device_text(self.device) + ")";
       });
+  refuse_unconstructed_use<ProgramObj>();
 }
 
 }  // namespace axlpy

@@ -409,6 +409,9 @@ they trigger may use axl.
   m.def("_drain_release_thread", [] { drain_release_thread(); },
         "Waits until the release thread dropped every reference handed to it so far.");
   m.def("_pending_host_funcs", [] { return g_pending_host_funcs.load(); });
+  refuse_unconstructed_use<EventObj>();
+  refuse_unconstructed_use<FlagObj>();
+  refuse_unconstructed_use<QueueObj>();
 }
 
 }  // namespace axlpy
