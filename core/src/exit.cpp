@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <ctime>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "internal.hpp"
@@ -59,6 +60,14 @@ struct Drain {
   bool done = false;
 };
 
+// "N operation(s)" for the abandoned-queue warning: "about N" when the
+// count may have lost concurrent submissions (an unserialised queue,
+// internal.hpp), no number when a late synchronize overtook its reading.
+std::string pending_text(uint64_t submitted, uint64_t synced, bool exact) {
+  if (submitted <= synced) return "operations";
+  return (exact ? "" : "about ") + std::to_string(submitted - synced) + " operation(s)";
+}
+
 }  // namespace
 
 bool exit_began() { return g_exit_deadline_ns.load(std::memory_order_relaxed) != 0; }
@@ -81,8 +90,10 @@ int64_t begin_exit() {
 
 bool drain_queue_for_exit(Queue* q) {
   const uint64_t submitted = q->submitted.load();
-  // Nothing enqueued since its last synchronize returned: nothing to wait for.
-  if (submitted == q->synced.load()) return true;
+  // Nothing enqueued since its last synchronize returned: nothing to wait
+  // for. Only a serialised queue's count is exact (internal.hpp); any other
+  // is drained, which for an idle queue costs a thread start.
+  if (q->serialised && submitted == q->synced.load()) return true;
   Backend* b = q->device->backend;
   axl_pqueue pq = q->pq;
   auto state = std::make_shared<Drain>();
@@ -120,10 +131,10 @@ bool drain_queue_for_exit(Queue* q) {
   }
   logf(AXL_LOG_WARN,
        "at exit, queue %" PRIu64 " on %s was abandoned: its work was not done by the exit deadline "
-       "(%lld ms after exit began; AXL_EXIT_GRACE_MS); %" PRIu64 " operation(s) enqueued since its last synchronize "
+       "(%lld ms after exit began; AXL_EXIT_GRACE_MS); %s enqueued since its last synchronize "
        "had not all finished%s. Its driver queue and worker are left for the operating system",
        q->trace_id, dev_name(q->device).c_str(), static_cast<long long>(g_exit_grace_ms.load()),
-       submitted - q->synced.load(), gate.c_str());
+       pending_text(submitted, q->synced.load(), q->serialised).c_str(), gate.c_str());
   return false;
 }
 

@@ -235,6 +235,9 @@ struct Backend {
   // (refresh_device_count); changes in virtual-device mode too.
   std::atomic<uint32_t> device_count{0};
   bool is_host() const { return flags & AXL_PLUGIN_FLAG_HOST; }
+  // Its queue slots take concurrent calls on one queue (the flag means that
+  // from minor 5 on; an older plugin's bit 4 means nothing).
+  bool queue_thread_safe() const { return abi_minor >= 5 && (flags & AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE); }
 
   // Initialisation: once, serialised; a failure is remembered with its detail.
   std::mutex init_mu;
@@ -395,17 +398,22 @@ struct Queue : Object {
   // The completion the next hazard stamps join (retained; see hazard.cpp).
   std::mutex open_mu;                        // serialises changes of `open`
   std::atomic<Completion*> open{nullptr};
-  // Serialises enqueues: plugins may assume one submitting thread per queue.
-  // A SpinLock, not a std::mutex: it is held only for one enqueue slot (tens
-  // of ns), is almost never contended, and an inline atomic exchange is a
-  // measurable part of the enqueue cost (benchmarks/bench_enqueue). Held
-  // for long only while the plugin blocks on a full queue (waiting for
-  // room); SpinLock's contenders yield a while, then sleep.
+  // Serialises enqueues: plugins may assume one submitting thread per queue
+  // (plugin.h), unless they set AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE, whose
+  // queues are not `serialised` and take no lock here at all: a locked
+  // instruction on this path is about a sixth of a 4-byte copy's cost
+  // (benchmarks/bench_enqueue, issue 16). A SpinLock, not a std::mutex: it
+  // is held only for one enqueue slot (tens of ns) and is almost never
+  // contended. Held for long only while the plugin blocks on a full queue
+  // (waiting for room); SpinLock's contenders yield a while, then sleep.
   SpinLock submit_lock;
-  // What the exit drain reports of a queue it abandons (exit.cpp):
-  // submissions so far, and how many of them a synchronize had seen
-  // finished. `submitted` is written only under submit_lock, so a plain
-  // load-and-store (no locked add) is enough and keeps the enqueue cost.
+  bool serialised = true;  // set once at creation, from the backend's flag
+  // What the exit drain reads of a queue (exit.cpp): submissions so far, and
+  // how many of them a synchronize had seen finished. `submitted` counts by a
+  // plain load and store (no locked add, for the same cost): exact on a
+  // serialised queue and whenever one thread submits; threads submitting
+  // to an unserialised queue at once may lose counts, so the exit drain
+  // trusts it only on serialised queues.
   std::atomic<uint64_t> submitted{0};
   std::atomic<uint64_t> synced{0};
   // The last host-value wait enqueued (the usual reason a queue never
@@ -416,7 +424,17 @@ struct Queue : Object {
   uint64_t gate_seq = 0;
   template <typename F>
   axl_status submit(F&& f) {
-    std::lock_guard<SpinLock> hold(submit_lock);
+    // One copy of f's call (two, one per branch, made the launch path
+    // slower through code size: benchmarks/bench_enqueue).
+    struct Hold {
+      SpinLock* lock;
+      explicit Hold(SpinLock* l) noexcept : lock(l) {
+        if (lock) lock->lock();
+      }
+      ~Hold() {
+        if (lock) lock->unlock();
+      }
+    } hold(serialised ? &submit_lock : nullptr);
     submitted.store(submitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return f();
   }
@@ -463,7 +481,6 @@ __attribute__((always_inline)) inline axl_status usable_queue(const void* handle
 }
 
 // ---------------------------------------------------------------- buffers --
-// A point in a queue, or a failure standing in for one (axl_completion_t).
 // A point in a queue, or a failure standing in for one (axl_completion_t).
 // Stamps are lazy: they join the queue's open completion, whose event is
 // recorded only when someone needs it (a host wait or query) or before the

@@ -39,6 +39,7 @@ axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32
   auto q = std::make_unique<Queue>();
   q->device = d;
   q->is_default = is_default;
+  q->serialised = !d->backend->queue_thread_safe();
   q->trace_id = trace_next_queue_id();
   axl_queue_desc desc{};
   desc.struct_size = sizeof desc;

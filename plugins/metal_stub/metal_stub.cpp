@@ -491,7 +491,9 @@ constexpr axl_plugin_info kInfo = {
     .api = kApi,
     .version = "0.1.0",
     // TODO(port): a real Metal backend is not fork-safe (no flag). Add
-    // AXL_PLUGIN_FLAG_EXPERIMENTAL until axl-cts passes against it.
+    // AXL_PLUGIN_FLAG_EXPERIMENTAL until axl-cts passes against it, and
+    // AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE only once every queue slot takes
+    // concurrent calls on one queue (plugin.h; this stub's do not).
     .flags = 0,
     .reserved = 0,
 };

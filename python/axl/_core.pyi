@@ -23,6 +23,7 @@ PLUGIN_FLAG_VIRTUAL: int
 PLUGIN_FLAG_EXPERIMENTAL: int
 _DL_CUDA: int  # DLPack kDLCUDA (dlpack.cpp), the only memory with __cuda_array_interface__
 PLUGIN_FLAG_HOST: int
+PLUGIN_FLAG_QUEUE_THREAD_SAFE: int
 
 _Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int], list[int]]
 _KernelArg = Union["Buffer", numpy.generic, tuple[Any, DType]]

@@ -67,10 +67,10 @@ Counting initialises no backend (no cuInit), so ``fork()`` after it is safe.
       return to_str("");  // as axl-info: the trace is best effort
     }
   });
-  m.attr("PLUGIN_FLAG_FORK_SAFE") = static_cast<uint32_t>(AXL_PLUGIN_FLAG_FORK_SAFE);
-  m.attr("PLUGIN_FLAG_VIRTUAL") = static_cast<uint32_t>(AXL_PLUGIN_FLAG_VIRTUAL);
-  m.attr("PLUGIN_FLAG_EXPERIMENTAL") = static_cast<uint32_t>(AXL_PLUGIN_FLAG_EXPERIMENTAL);
-  m.attr("PLUGIN_FLAG_HOST") = static_cast<uint32_t>(AXL_PLUGIN_FLAG_HOST);
+  // PLUGIN_FLAG_FORK_SAFE ... from axl/enums.h's one list (the C name less "AXL_").
+#define AXL_PY_PLUGIN_FLAG_(name, bit, report_name) m.attr(#name + 4) = static_cast<uint32_t>(name);
+  AXL_PLUGIN_FLAGS(AXL_PY_PLUGIN_FLAG_)
+#undef AXL_PY_PLUGIN_FLAG_
 
   m.def("enable_all_peer_access", [] { axl::enable_all_peer_access(); }, R"doc(
 Enables peer access between every pair of accelerators that can reach each

@@ -2,8 +2,12 @@
 // message substring. Also the lifetime rules (a child keeps its parent
 // alive) and the device-spec grammar. Meant to be clean under ASan+UBSan
 // (LSan included).
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "test_util.hpp"
 
@@ -630,6 +634,39 @@ TEST_CASE("two devices: host pointers, mismatched queues, unsupported slots", "[
   axl_buffer_release(gb2);
   axl_buffer_release(gb);
   axl_buffer_release(cb);
+}
+
+// t_good does not set AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE, so the core holds its
+// own lock around each enqueue (internal.hpp, Queue::submit); the plugin's
+// queue_copy_htod fails if a second thread enters it on the same queue.
+TEST_CASE("a backend without QUEUE_THREAD_SAFE gets one enqueue at a time per queue", "[bad_input][threads]") {
+  Gpu g;
+  constexpr int kThreads = 4;
+  constexpr uint32_t kOps = 4000;
+  axl_buffer_t gb = g.buffer(kThreads * 4);
+  std::atomic<int> failures{0};
+  std::vector<std::string> first(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (uint32_t i = 0; i < kOps; ++i) {
+        const uint32_t v = (uint32_t(t) << 24) | i;  // t_good copies at enqueue: a stack value is enough
+        if (axl_queue_copy_from_host(g.q, gb, uint64_t(t) * 4, &v, 4) != AXL_SUCCESS) {
+          if (failures.fetch_add(1) == 0) first[t] = axl_last_error_message();
+          return;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  std::string why;
+  for (const auto& m : first) why += m;
+  INFO(why);
+  REQUIRE(failures.load() == 0);
+  uint32_t got[kThreads] = {};
+  REQUIRE(axl_queue_copy_to_host(g.q, got, gb, 0, sizeof got) == AXL_SUCCESS);
+  REQUIRE(axl_queue_synchronize(g.q) == AXL_SUCCESS);
+  for (int t = 0; t < kThreads; ++t) CHECK(got[t] == ((uint32_t(t) << 24) | (kOps - 1)));
+  axl_buffer_release(gb);
 }
 
 TEST_CASE("device spec parsing table", "[bad_input][spec]") {

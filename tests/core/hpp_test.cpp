@@ -173,8 +173,12 @@ TEST_CASE("plugin records, flag names and the discovery log", "[hpp]") {
   CHECK(cpu.path == all[0].path);
   CHECK(cpu.device_count == 1);
   require_axl_error([] { axl::plugin_record(1000); }, AXL_ERROR_OUT_OF_RANGE, "");
+  // In bit order, from axl/enums.h's list; unknown bits as one hex value.
   CHECK(axl::plugin_flag_names(AXL_PLUGIN_FLAG_HOST | AXL_PLUGIN_FLAG_VIRTUAL | 0x40u) ==
-        std::vector<std::string>{"host", "virtual", "0x40"});
+        std::vector<std::string>{"virtual", "host", "0x40"});
+  CHECK(axl::plugin_flag_names(AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE | AXL_PLUGIN_FLAG_FORK_SAFE) ==
+        std::vector<std::string>{"fork_safe", "queue_thread_safe"});
+  CHECK(axl::plugin_flag_names(cpu.flags) == std::vector<std::string>{"host", "queue_thread_safe"});
   CHECK(axl::plugin_flag_names(0).empty());
   CHECK(axl::discovery_log().find(cpu.path) != std::string::npos);
 }

@@ -2,11 +2,15 @@
 // its validation, AXL_QUEUE_MAX_PENDING, an enqueue blocked on a full cpu
 // queue until another thread releases it, and the full queue stuck behind a
 // completion flag only the blocked thread could write, which fails with
-// AXL_ERROR_TIMEOUT (AXL_QUEUE_FULL_TIMEOUT_MS). The environment is read at
-// every queue creation, so each case sets it just around its creation.
+// AXL_ERROR_TIMEOUT (AXL_QUEUE_FULL_TIMEOUT_MS), and several threads
+// enqueueing on one bounded queue at once (no core lock on these backends).
+// The environment is read at every queue creation, so each case sets it
+// just around its creation.
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -197,4 +201,80 @@ TEST_CASE("A full queue behind a flag only the blocked thread could write fails 
   // The refused copy was not enqueued; the rest runs once the flag is set.
   REQUIRE(axl_flag_signal(g.flag, 1) == AXL_SUCCESS);
   CHECK(axl_queue_synchronize(g.q) == AXL_SUCCESS);
+}
+
+namespace {
+
+struct Tally {
+  uint64_t calls = 0;  // bumped only by host callbacks, which run one at a time on the queue's worker
+};
+void tally(void* p) { ++static_cast<Tally*>(p)->calls; }
+
+}  // namespace
+
+// cpu and virtual set AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE, so the core takes no
+// lock of its own around these enqueues (internal.hpp, Queue::submit): the
+// plugin's queue must keep every operation whole and each thread's in
+// order, also while the bound makes producers wait for room.
+TEST_CASE("Threads enqueueing on one bounded queue at once lose and reorder nothing", "[bounded][threads]") {
+  const char* label = GENERATE("cpu", "gpu");
+  INFO(label);
+  REQUIRE(kEnvReady);
+  constexpr int kThreads = 4;
+  constexpr uint32_t kOps = 1500;
+  axl::Device dev = axl::Device::get(label, 0);
+  axl::Queue q = dev.create_queue(16);
+  axl::Buffer slots = dev.allocate(uint64_t(kThreads) * kOps * 4);
+  axl::Buffer last = dev.allocate(kThreads * 4);  // each thread's latest value: order shows here
+  const bool host = dev.info().is_host;
+  axl::Kernel inc;
+  axl::Buffer counts;
+  if (host) {
+    inc = dev.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
+    counts = dev.allocate(64 * 4);
+    q.fill(counts, 0, 4);
+  }
+  std::vector<std::vector<uint32_t>> values(kThreads, std::vector<uint32_t>(kOps));
+  Tally t_calls;
+  std::atomic<int> failures{0};
+  std::vector<std::string> messages(kThreads);
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        start.arrive_and_wait();
+        for (uint32_t i = 0; i < kOps; ++i) {
+          uint32_t& v = values[t][i];
+          v = (uint32_t(t) << 24) | i;
+          q.copy_from_host(slots, &v, 4, (uint64_t(t) * kOps + i) * 4);
+          q.copy_from_host(last, &v, 4, uint64_t(t) * 4);
+          if (i % 8 == 0) q.enqueue_host_func(tally, &t_calls);
+          if (host && i % 4 == 0)
+            q.launch(inc, {1, 1, 1}, {64, 1, 1}, {axl::Arg::buffer(counts), axl::Arg::scalar(uint32_t(64))});
+        }
+      } catch (const std::exception& e) {
+        messages[t] = e.what();
+        failures.fetch_add(1);
+      }
+    });
+  for (auto& th : threads) th.join();
+  std::vector<uint32_t> got(size_t(kThreads) * kOps), got_last(kThreads), got_counts(64);
+  q.copy_to_host(got.data(), slots, got.size() * 4);
+  q.copy_to_host(got_last.data(), last, got_last.size() * 4);
+  if (host) q.copy_to_host(got_counts.data(), counts, got_counts.size() * 4);
+  q.synchronize();
+  std::string why;
+  for (int t = 0; t < kThreads; ++t)
+    if (!messages[t].empty()) why += "thread " + std::to_string(t) + ": " + messages[t] + "\n";
+  INFO(why);
+  REQUIRE(failures.load() == 0);
+  uint32_t bad = 0;
+  for (int t = 0; t < kThreads; ++t)
+    for (uint32_t i = 0; i < kOps; ++i) bad += got[size_t(t) * kOps + i] != values[t][i];
+  CHECK(bad == 0);
+  for (int t = 0; t < kThreads; ++t) CHECK(got_last[t] == values[t][kOps - 1]);
+  CHECK(t_calls.calls == uint64_t(kThreads) * ((kOps + 7) / 8));
+  if (host)
+    for (uint32_t c : got_counts) CHECK(c == uint32_t(kThreads) * ((kOps + 3) / 4));
 }

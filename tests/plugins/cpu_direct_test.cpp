@@ -283,6 +283,7 @@ TEST_CASE("negotiate returns the cpu backend's info and a complete table", "[cpu
   CHECK((p.info->flags & AXL_PLUGIN_FLAG_FORK_SAFE) == 0);
   CHECK((p.info->flags & AXL_PLUGIN_FLAG_HOST) != 0);  // label "cpu" without init
   CHECK((p.info->flags & AXL_PLUGIN_FLAG_VIRTUAL) == 0);
+  CHECK((p.info->flags & AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE) != 0);  // the core takes no submit lock
   CHECK(p.minor == AXL_PLUGIN_ABI_MINOR);
   CHECK(p.table->struct_size == sizeof(axl_plugin_table));
   // Every slot but peer enabling (no peers exist), run-time compilation

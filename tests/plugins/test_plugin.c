@@ -79,6 +79,10 @@ struct axl_pdevice_s {
 };
 struct axl_pqueue_s {
   uint64_t trace_id;
+  /* Threads inside tp_queue_copy_htod on this queue right now: this plugin
+   * does not set AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE, so the core must never
+   * let it exceed 1 (plugin.h), and the copy fails if it does. */
+  int entered;
 };
 struct axl_pevent_s {
   uint32_t flags;
@@ -223,6 +227,7 @@ static axl_status tp_queue_create(axl_pdevice device, const axl_queue_desc* desc
   q = (struct axl_pqueue_s*)malloc(sizeof *q);
   if (q == NULL) return tp_fail(AXL_ERROR_OUT_OF_HOST_MEMORY, 0, NULL, "malloc failed");
   q->trace_id = desc->trace_id;
+  q->entered = 0;
   *out_queue = q;
   return AXL_SUCCESS;
 }
@@ -241,8 +246,17 @@ static axl_status tp_queue_synchronize(axl_pqueue queue) {
 
 static axl_status tp_queue_copy_htod(axl_pqueue queue, axl_devaddr dst, const void* src,
                                      uint64_t bytes) {
-  (void)queue;
+  int i, overlapped;
+  /* GCC's atomic builtins: the same in the C and the C++ build of this file. */
+  overlapped = __atomic_fetch_add(&queue->entered, 1, __ATOMIC_ACQ_REL) != 0;
   memcpy(tp_ptr(dst), src, (size_t)bytes);
+  /* Stays inside a while, so that an unserialised second caller meets it. */
+  for (i = 0; i < 64 && !overlapped; ++i) overlapped = __atomic_load_n(&queue->entered, __ATOMIC_ACQUIRE) != 1;
+  __atomic_fetch_sub(&queue->entered, 1, __ATOMIC_ACQ_REL);
+  if (overlapped)
+    return tp_fail(AXL_ERROR_INTERNAL, 0, NULL,
+                   "two threads were inside queue_copy_htod on one queue at once; the core serialises enqueues "
+                   "for a plugin without AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE");
   return AXL_SUCCESS;
 }
 

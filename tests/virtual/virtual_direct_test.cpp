@@ -88,7 +88,8 @@ TEST_CASE("direct: negotiation declares a virtual accelerator backend", "[virtua
   REQUIRE(p.error.empty());
   CHECK(std::string(p.info->name) == "virtual");
   CHECK(std::string(p.info->api) == "virtual");
-  CHECK(p.info->flags == AXL_PLUGIN_FLAG_VIRTUAL);  // not HOST, not FORK_SAFE
+  // Not HOST, not FORK_SAFE; its queues take concurrent enqueues.
+  CHECK(p.info->flags == (AXL_PLUGIN_FLAG_VIRTUAL | AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE));
   CHECK(p.t->struct_size == sizeof(axl_plugin_table));
   // Every slot of 1.0 is there: the virtual device stands in for a full GPU
   // backend. module_compile (1.1) is not: it has no compiler, and the core

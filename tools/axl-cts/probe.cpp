@@ -225,8 +225,9 @@ void probe(const std::string& path) {
                                           file_name, "' (libaxl_plugin_<name>.so)"));
   if (!info->api || !*info->api) fail("cts.negotiate.table_shape", "info.api is empty");
   if (!info->version || !*info->version) note("info.version is empty");
-  const uint32_t known_flags = AXL_PLUGIN_FLAG_FORK_SAFE | AXL_PLUGIN_FLAG_VIRTUAL |
-                               AXL_PLUGIN_FLAG_EXPERIMENTAL | AXL_PLUGIN_FLAG_HOST;
+#define AXL_CTS_FLAG_BIT_(name, bit, report_name) | name
+  const uint32_t known_flags = 0u AXL_PLUGIN_FLAGS(AXL_CTS_FLAG_BIT_);
+#undef AXL_CTS_FLAG_BIT_
   if (info->flags & ~known_flags)
     note(cat("info.flags has bits this ABI does not define: 0x", std::hex, info->flags & ~known_flags));
   if (info->struct_size >= offsetof(axl_plugin_info, reserved) + sizeof(uint32_t) && info->reserved)

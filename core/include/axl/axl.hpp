@@ -651,17 +651,19 @@ inline std::vector<PluginRecord> plugin_records() {
   return out;
 }
 
-// The AXL_PLUGIN_FLAG_* bits of `flags` by name ("host", "fork_safe",
-// "virtual", "experimental"); bits this header does not know, shown as one
-// hex value ("0x40") so that a newer plugin's are not hidden.
+// The AXL_PLUGIN_FLAG_* bits of `flags` by their report names, in bit
+// order ("fork_safe", "virtual", "experimental", "host",
+// "queue_thread_safe": axl/enums.h's list); bits this header does not know,
+// shown as one hex value ("0x40") so that a newer plugin's are not hidden.
 inline std::vector<std::string> plugin_flag_names(uint32_t flags) {
   static const struct {
     uint32_t bit;
     const char* name;
-  } kFlags[] = {{AXL_PLUGIN_FLAG_HOST, "host"},
-                {AXL_PLUGIN_FLAG_FORK_SAFE, "fork_safe"},
-                {AXL_PLUGIN_FLAG_VIRTUAL, "virtual"},
-                {AXL_PLUGIN_FLAG_EXPERIMENTAL, "experimental"}};
+  } kFlags[] = {
+#define AXL_HPP_FLAG_NAME_(name, bit, report_name) {name, report_name},
+      AXL_PLUGIN_FLAGS(AXL_HPP_FLAG_NAME_)
+#undef AXL_HPP_FLAG_NAME_
+  };
   std::vector<std::string> out;
   for (const auto& f : kFlags)
     if (flags & f.bit) {

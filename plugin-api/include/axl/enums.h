@@ -35,20 +35,35 @@ enum {
   AXL_MEMCPY_DTOD = 3
 };
 
-/* Backend flags in axl_plugin_info.flags. */
-enum {
-  /* The backend keeps working in a child after fork(); otherwise the core
-   * answers AXL_ERROR_FORKED in the child once the backend was initialised. */
-  AXL_PLUGIN_FLAG_FORK_SAFE = 1u << 0,
-  /* Devices are accelerators that only exist as compile targets. */
-  AXL_PLUGIN_FLAG_VIRTUAL = 1u << 1,
-  /* Experimental: the core logs a warning when it loads the plugin. */
-  AXL_PLUGIN_FLAG_EXPERIMENTAL = 1u << 2,
-  /* The devices are host CPUs (label "cpu"); otherwise accelerators ("gpu").
-   * Declared here so the core can count devices by label without calling
-   * backend_init (which keeps fork() after discovery safe). */
-  AXL_PLUGIN_FLAG_HOST = 1u << 3
-};
+/* Backend flags in axl_plugin_info.flags, listed once: X(name, bit, report
+ * name), in bit order, each with its contract in the comment above it. The
+ * enum below is generated from the list, and so are axl::plugin_flag_names
+ * (axl-info, `python -m axl info`), the CTS's check for unknown bits and
+ * Python's PLUGIN_FLAG_* constants, so a new flag is one entry here. A new
+ * flag takes the next bit (a minor ABI addition: an older core ignores it);
+ * a bit is never reused. */
+#define AXL_PLUGIN_FLAGS(X)                                                                        \
+  /* The backend keeps working in a child after fork(); otherwise the core                         \
+   * answers AXL_ERROR_FORKED in the child once the backend was initialised. */                    \
+  X(AXL_PLUGIN_FLAG_FORK_SAFE, 0, "fork_safe")                                                     \
+  /* Devices are accelerators that only exist as compile targets. */                               \
+  X(AXL_PLUGIN_FLAG_VIRTUAL, 1, "virtual")                                                         \
+  /* Experimental: the core logs a warning when it loads the plugin. */                            \
+  X(AXL_PLUGIN_FLAG_EXPERIMENTAL, 2, "experimental")                                               \
+  /* The devices are host CPUs (label "cpu"); otherwise accelerators ("gpu").                      \
+   * Declared here so the core can count devices by label without calling                          \
+   * backend_init (which keeps fork() after discovery safe). */                                    \
+  X(AXL_PLUGIN_FLAG_HOST, 3, "host")                                                               \
+  /* ABI 1.5. The queue slots (queue_copy_*, queue_fill, queue_launch,                             \
+   * queue_record_event, queue_wait_*, queue_write_flag,                                           \
+   * queue_enqueue_host_fn) may be called from several threads at once on                          \
+   * one queue: each call is atomic and calls that overlap are queued in                           \
+   * some order, as with a CUDA stream. Then the core takes no lock of its                         \
+   * own around an enqueue; without the flag it serialises them (plugin.h). */                     \
+  X(AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE, 4, "queue_thread_safe")
+
+#define AXL_PLUGIN_FLAG_ENUMERATOR_(name, bit, report_name) name = 1u << (bit),
+enum { AXL_PLUGIN_FLAGS(AXL_PLUGIN_FLAG_ENUMERATOR_) AXL_PLUGIN_FLAG_FORCE_UINT32_ = 0x7fffffff };
 
 /* Module binary formats, a hint for backends that accept several. */
 enum {

@@ -1,4 +1,4 @@
-/* axl/plugin.h: the backend plugin ABI, version 1.4.
+/* axl/plugin.h: the backend plugin ABI, version 1.5.
  *
  * A backend is a shared object named libaxl_plugin_<name>.so that exports one
  * symbol, axl_plugin_negotiate. Everything else reaches the core through the
@@ -13,7 +13,10 @@
  *    device of this backend.
  *  - Every slot is safe to call from several threads at once on different
  *    objects. The core serialises enqueues on one queue, so a plugin may
- *    assume a single submitting thread per queue.
+ *    assume a single submitting thread per queue, unless it sets
+ *    AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE (axl/enums.h, minor 5): then its
+ *    queue slots take concurrent calls on one queue and the core spends no
+ *    lock of its own on an enqueue.
  *  - No C++ exception, abort() or exit() crosses this boundary. On failure a
  *    slot returns a status and, first, may call host->report_error with the
  *    native code and a message.
@@ -50,7 +53,7 @@ extern "C" {
 #endif
 
 #define AXL_PLUGIN_ABI_MAJOR 1
-#define AXL_PLUGIN_ABI_MINOR 4
+#define AXL_PLUGIN_ABI_MINOR 5
 
 /* The entry point's name, for dlsym. */
 #define AXL_PLUGIN_ENTRY_SYMBOL "axl_plugin_negotiate"

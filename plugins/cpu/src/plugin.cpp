@@ -90,7 +90,9 @@ const axl_plugin_info kInfo = {
     // HOST: the device is the host CPU (label "cpu"), known without init.
     // Not FORK_SAFE: a child inherits neither the queue workers nor the pool
     // threads, so the core poisons the backend there once it was initialised.
-    AXL_PLUGIN_FLAG_HOST,
+    // QUEUE_THREAD_SAFE: every queue slot appends to a WorkQueue under its
+    // own lock, and nothing else per queue changes after creation.
+    AXL_PLUGIN_FLAG_HOST | AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE,
     0u,
 };
 

@@ -60,8 +60,10 @@ const axl_plugin_info kInfo = {
     // VIRTUAL: the devices virtual-device mode hands out. Not HOST: they are
     // accelerators (label "gpu") whose memory the host cannot read. Not
     // FORK_SAFE: a child inherits no queue worker threads, so the core
-    // poisons the backend there once it was initialised.
-    AXL_PLUGIN_FLAG_VIRTUAL,
+    // poisons the backend there once it was initialised. QUEUE_THREAD_SAFE:
+    // as on cpu, every queue slot appends to a WorkQueue under its own lock
+    // (fault injection and the cost model lock their own state).
+    AXL_PLUGIN_FLAG_VIRTUAL | AXL_PLUGIN_FLAG_QUEUE_THREAD_SAFE,
     0u,
 };
 
