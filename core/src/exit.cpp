@@ -61,8 +61,8 @@ struct Drain {
 };
 
 // "N operation(s)" for the abandoned-queue warning: "about N" when the
-// count may have lost concurrent submissions (an unserialised queue,
-// internal.hpp), no number when a late synchronize overtook its reading.
+// count may have lost concurrent submissions (Queue::count_exact), no
+// number when a late synchronize overtook its reading.
 std::string pending_text(uint64_t submitted, uint64_t synced, bool exact) {
   if (submitted <= synced) return "operations";
   return (exact ? "" : "about ") + std::to_string(submitted - synced) + " operation(s)";
@@ -91,9 +91,11 @@ int64_t begin_exit() {
 bool drain_queue_for_exit(Queue* q) {
   const uint64_t submitted = q->submitted.load();
   // Nothing enqueued since its last synchronize returned: nothing to wait
-  // for. Only a serialised queue's count is exact (internal.hpp); any other
-  // is drained, which for an idle queue costs a thread start.
-  if (q->serialised && submitted == q->synced.load()) return true;
+  // for. A count that may have lost submissions (an unserialised queue that
+  // several threads used, internal.hpp) is not trusted: that queue is
+  // drained, which for an idle queue costs a thread start.
+  const bool exact = q->count_exact();
+  if (exact && submitted == q->synced.load()) return true;
   Backend* b = q->device->backend;
   axl_pqueue pq = q->pq;
   auto state = std::make_shared<Drain>();
@@ -134,7 +136,7 @@ bool drain_queue_for_exit(Queue* q) {
        "(%lld ms after exit began; AXL_EXIT_GRACE_MS); %s enqueued since its last synchronize "
        "had not all finished%s. Its driver queue and worker are left for the operating system",
        q->trace_id, dev_name(q->device).c_str(), static_cast<long long>(g_exit_grace_ms.load()),
-       pending_text(submitted, q->synced.load(), q->serialised).c_str(), gate.c_str());
+       pending_text(submitted, q->synced.load(), exact).c_str(), gate.c_str());
   return false;
 }
 

@@ -33,6 +33,17 @@ Queue::~Queue() {
   if (device && !is_default) release(device);
 }
 
+void Queue::note_submitter(uintptr_t me) {
+  uintptr_t first = 0;
+  if (owner.compare_exchange_strong(first, me)) return;  // the queue's first submitter
+  // A second thread, marked before its first count: once its submissions
+  // happened before the exit (it was joined, or synchronized with), the exit
+  // drain sees the mark. One still submitting while the process exits gets
+  // no promise either way, as on a serialised queue. A thread pointer is
+  // reused only after its thread ended, when the old owner submits no more.
+  if (first != me) shared.store(true);
+}
+
 axl_status queue_usable(Queue* q) { return q->device->backend->ensure_ready(); }
 
 axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32_t max_pending) {

@@ -8,6 +8,7 @@
 // in axl/driver/buffer.py.
 #include <pybind11/numpy.h>
 
+#include <cxxabi.h>
 #include <cstring>
 #include <unordered_map>
 
@@ -328,6 +329,8 @@ int buffer_init(PyObject* self, PyObject* args, PyObject* kwargs) {
     v_h.value_ptr() = b.get();
     v_h.type->init_instance(v_h.inst, &b);
     return 0;
+  } catch (abi::__forced_unwind&) {
+    throw;  // CPython ending this thread (common.hpp: without_gil)
   } catch (...) {
     set_python_error_from_current();
     return -1;

@@ -10,6 +10,7 @@
 // hands CUDA memory to CUDA-aware MPI). The slots are set by hand rather
 // than through pybind11's def_buffer: a refusal must be a BufferError with
 // our message, and the export must wait for the buffer's producer first.
+#include <cxxabi.h>
 #include <memory>
 
 #include "common.hpp"
@@ -97,6 +98,8 @@ int get_buffer(PyObject* self, Py_buffer* view, int flags) {
     view->internal = e.release();
     view->obj = py::handle(self).inc_ref().ptr();
     return 0;
+  } catch (abi::__forced_unwind&) {
+    throw;  // CPython ending this thread (common.hpp: without_gil)
   } catch (...) {
     set_python_error_from_current();
     return -1;

@@ -61,21 +61,24 @@ inline bool interpreter_alive() {
 // also looks up its internals, a measurable part of a launch.
 //
 // A thread that comes back for the GIL after finalization began (a daemon
-// thread enqueueing when the program ends) would be ended by CPython with
-// pthread_exit, whose forced unwind must not meet a noexcept frame: such a
-// thread is parked for good instead (the process is ending; CPython 3.14
-// parks them too), and the destructor is noexcept(false) so that an unwind
-// in the remaining window passes through to pybind11, which rethrows it.
+// thread enqueueing, or dropping a queue or an event, when the program
+// ends) would be ended by CPython with pthread_exit, whose forced unwind
+// must not meet a noexcept frame (the destructors that release handles are
+// noexcept: std::terminate) nor a catch (...) that swallows it ("exception
+// not rethrown"): such a thread is parked for good instead (the process is
+// ending; CPython 3.14 parks them too). The check before taking the GIL
+// catches most; the unwind itself, if finalization began in between, is
+// caught right where it starts and parks the thread too, so no frame of
+// ours ever sees it.
 [[noreturn]] void park_thread_forever();
+// PyEval_RestoreThread, or park_thread_forever when CPython ends the thread.
+void restore_thread_or_park(PyThreadState* state) noexcept;
 template <typename F>
 auto without_gil(F&& f) -> decltype(f()) {
   if (PyGILState_Check() && interpreter_alive()) {
     struct Reacquire {
       PyThreadState* state;
-      ~Reacquire() noexcept(false) {
-        if (!interpreter_alive()) park_thread_forever();
-        PyEval_RestoreThread(state);
-      }
+      ~Reacquire() { restore_thread_or_park(state); }
     } reacquire{PyEval_SaveThread()};
     return f();
   }

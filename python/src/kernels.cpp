@@ -4,6 +4,7 @@
 // pybind11's dispatcher: it is a METH_FASTCALL method (no argument tuple, no
 // overload resolution), scalars are read straight out of numpy scalar objects
 // and the argument array lives on the stack for up to 16 arguments.
+#include <cxxabi.h>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -378,6 +379,8 @@ PyObject* queue_launch(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
     const uint32_t num = static_cast<uint32_t>(n);
     check(without_gil([&] { return axl_queue_launch(qh, kh, grid, block, shared_mem, packed, num); }));
     Py_RETURN_NONE;
+  } catch (abi::__forced_unwind&) {
+    throw;  // CPython ending this thread (common.hpp: without_gil)
   } catch (...) {
     set_python_error_from_current();
     return nullptr;

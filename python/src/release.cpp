@@ -13,6 +13,7 @@
 // the GIL with pthread_exit, and that forced unwind must not meet a noexcept
 // frame (std::terminate) or a catch (...) that swallows it. Work still queued
 // once the interpreter is finalizing is leaked, not run.
+#include <cxxabi.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -138,6 +139,17 @@ void release_later(PyObject* o) {
 
 void park_thread_forever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void restore_thread_or_park(PyThreadState* state) noexcept {
+  if (!interpreter_alive()) park_thread_forever();
+  try {
+    PyEval_RestoreThread(state);
+  } catch (abi::__forced_unwind&) {
+    // CPython's pthread_exit: the handler never returns, so the unwind is
+    // neither swallowed (glibc would abort) nor let through a noexcept frame.
+    park_thread_forever();
+  }
 }
 
 void drain_release_thread(std::chrono::steady_clock::time_point deadline) {

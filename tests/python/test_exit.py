@@ -107,6 +107,43 @@ print('main done', flush=True)
     assert took < 20
 
 
+@pytest.mark.parametrize("op", [
+    "d.DeviceEvent(dev)",       # a destructor that drops the GIL
+    "d.DeviceQueue(dev)",
+    "q.record_event()",
+    "q.launch(inc, 1, 64, buf, np.uint32(64))",   # the launch's own catch-all
+])
+def test_daemon_threads_dropping_objects_or_launching_at_exit_do_not_abort(op):
+    # At finalisation CPython ends a daemon thread that comes back for the GIL
+    # with pthread_exit. Its forced unwind met an object's noexcept destructor
+    # ("terminate called without an active exception") or a catch (...) of the
+    # binding ("FATAL: exception not rethrown"), aborting most runs with four
+    # threads; such a thread is now parked where the unwind starts.
+    code = """
+import threading, time
+import numpy as np
+import axl.driver as d
+from axl.dtype import DType
+dev = d.CPU()
+q = d.DeviceQueue(dev)
+buf = d.Buffer(DType.uint32, (64,), stream=q)
+inc = dev._test_kernel("INCREMENT_U32")
+def spam():
+    while True:
+        OP
+for _ in range(4):
+    threading.Thread(target=spam, daemon=True).start()
+time.sleep(0.2)
+print('main done', flush=True)
+""".replace("OP", op)
+    for _ in range(3):
+        p, took = run_timed(code, grace_ms="1000", timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert "main done" in p.stdout
+        assert "terminate" not in p.stderr and "FATAL" not in p.stderr, p.stderr
+        assert took < 20
+
+
 @needs_virtual
 def test_only_the_stuck_queue_is_reported_when_others_finished():
     # A stuck queue uses up the shared exit deadline; queues released after
