@@ -73,6 +73,10 @@ inline bool interpreter_alive() {
 [[noreturn]] void park_thread_forever();
 // PyEval_RestoreThread, or park_thread_forever when CPython ends the thread.
 void restore_thread_or_park(PyThreadState* state) noexcept;
+// PyGILState_Ensure for a backend thread (a host function, a deleter), or
+// park_thread_forever when CPython ends the thread: finalization may begin
+// between the caller's interpreter_alive() check and the GIL.
+PyGILState_STATE gil_ensure_or_park() noexcept;
 template <typename F>
 auto without_gil(F&& f) -> decltype(f()) {
   if (PyGILState_Check() && interpreter_alive()) {

@@ -145,7 +145,7 @@ void export_deleter(Managed* m) {
   delete m;
   if (!owner || !interpreter_alive()) return;  // too late for Python: leaked
   if (python_may_run_here()) {
-    PyGILState_STATE g = PyGILState_Ensure();
+    PyGILState_STATE g = gil_ensure_or_park();
     Py_DECREF(owner);
     PyGILState_Release(g);
   } else {
@@ -245,7 +245,7 @@ void release_import(void* p) {
     return;
   }
   if (python_may_run_here()) {
-    PyGILState_STATE g = PyGILState_Ensure();
+    PyGILState_STATE g = gil_ensure_or_park();
     call_producer_deleter(ctx);
     PyGILState_Release(g);
   } else {

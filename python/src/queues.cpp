@@ -73,7 +73,7 @@ void host_func_trampoline(void* user_data) {
     g_pending_host_funcs.fetch_sub(1);
     return;
   }
-  PyGILState_STATE st = PyGILState_Ensure();
+  PyGILState_STATE st = gil_ensure_or_park();
   {
     BackendCallbackScope on_backend_thread;
     PyObject* r = PyObject_CallNoArgs(fn);

@@ -70,7 +70,7 @@ void* release_main(void* p) {
       batch.clear();
       continue;
     }
-    PyGILState_STATE g = PyGILState_Ensure();
+    PyGILState_STATE g = gil_ensure_or_park();
     for (const Item& it : batch) {
       it.fn(it.arg);
       // A finalizer that raises must not leave its error set for the next.
@@ -139,6 +139,14 @@ void release_later(PyObject* o) {
 
 void park_thread_forever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+PyGILState_STATE gil_ensure_or_park() noexcept {
+  try {
+    return PyGILState_Ensure();
+  } catch (abi::__forced_unwind&) {
+    park_thread_forever();  // as restore_thread_or_park below
+  }
 }
 
 void restore_thread_or_park(PyThreadState* state) noexcept {
