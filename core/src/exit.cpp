@@ -48,9 +48,13 @@ int64_t exit_grace_ms() {
 }
 
 // Past the exit deadline: how long one queue's drain is still waited for,
-// and the most all such waits may add together (drain_queue_for_exit).
+// how much the looks that ran out (stuck queues) may add together, and the
+// look every queue still gets once they have (drain_queue_for_exit).
 constexpr int64_t kLateLookMs = 20;
 constexpr int64_t kLateBudgetMs = 250;
+constexpr int64_t kLastLookMs = 2;
+// Milliseconds of late looks that ran out so far.
+std::atomic<int64_t> g_late_spent_ms{0};
 
 // Shared between the releasing thread and the drain thread, which may
 // outlive the wait (and the queue object's core state) when abandoned.
@@ -111,15 +115,20 @@ bool drain_queue_for_exit(Queue* q) {
   }
   // Once an earlier stuck queue has used up the shared deadline, a queue
   // that is merely idle still needs its drain thread to run: each gets a
-  // short look past the deadline (kLateLookMs), all of them together no more
-  // than kLateBudgetMs, so finished queues are not reported as abandoned and
-  // stuck ones still cost the grace once.
+  // short look past the deadline (kLateLookMs). Only looks that run out are
+  // charged, kLateBudgetMs in all, so a queue that finished costs what its
+  // drain took (about a thread start) and is not reported as abandoned,
+  // however many come after a stuck one; once stuck queues have spent the
+  // budget, each later queue still gets kLastLookMs. So stuck queues cost
+  // the grace once, plus at most kLateBudgetMs, plus kLastLookMs each after.
   using std::chrono::milliseconds;
   const auto deadline = exit_deadline();
-  const auto late_end = deadline + milliseconds(kLateBudgetMs);
-  const auto until = std::max(deadline, std::min(std::chrono::steady_clock::now() + milliseconds(kLateLookMs), late_end));
+  const bool budget_left = g_late_spent_ms.load() < kLateBudgetMs;
+  const int64_t look_ms = budget_left ? kLateLookMs : kLastLookMs;
+  const auto until = std::max(deadline, std::chrono::steady_clock::now() + milliseconds(look_ms));
   std::unique_lock<std::mutex> lk(state->mu);
   if (state->cv.wait_until(lk, until, [&] { return state->done; })) return true;
+  if (budget_left) g_late_spent_ms.fetch_add(look_ms);
   std::string gate;
   {
     std::lock_guard<std::mutex> glk(q->gate_mu);
