@@ -94,7 +94,7 @@ axl_status Submission::record_and_wait() {
   return tracked_ ? wait_for_writers(q_, u, n_) : AXL_SUCCESS;
 }
 
-axl_status Submission::copy(End dst, End src, uint64_t bytes) {
+axl_status Submission::copy_steps(End dst, End src, uint64_t bytes) {
   Queue* q = q_;
   Device* Q = q->device;
   // Host memory on both sides (host devices' memory is host memory too).
@@ -146,7 +146,7 @@ axl_status Submission::copy(End dst, End src, uint64_t bytes) {
       return s;
     }
     void* land = dst.host ? dst.host : staging;
-    if (axl_status s = dtoh(qs, land, src.addr, bytes)) {
+    if (axl_status s = step(dtoh(qs, land, src.addr, bytes))) {
       free(staging);
       return s;
     }
@@ -183,9 +183,9 @@ axl_status Submission::fill(Buffer* dst, uint64_t offset, uint64_t bytes, uint32
     if (s) delete f;
     return s;
   }
-  return q_->submit([&] {
+  return step(q_->submit([&] {
     return AXL_CALL(q_->device->backend, queue_fill, q_->pq, dst->address + offset, bytes, pattern, pattern_size);
-  });
+  }));
 }
 
 axl_status Submission::synchronize() { return AXL_CALL(q_->device->backend, queue_synchronize, q_->pq); }

@@ -79,14 +79,22 @@ class Submission {
       if (axl_status s = record_and_wait()) return s;
     if (stamps_ == Stamps::exact) stamp_begin(q);
     const axl_status s = body(*this);
-    if (tracked) [[unlikely]] stamp_op(q, s, uses(), n_, stamps_ == Stamps::lazy);
+    // An op declined before any of it was enqueued (refused() below: bad
+    // arguments, a kernel's declared signature) changed nothing: its
+    // buffers keep their stamps and read as they were (MAX: a graph
+    // declined before execution stamps nothing). One that failed after
+    // part of it was enqueued (a staged, layout or batched copy), or for a
+    // reason of the device or the host (lost, out of memory, a poisoned
+    // input), poisons what it writes.
+    if (tracked) [[unlikely]]
+      if (s == AXL_SUCCESS || steps_ != 0 || !refused(s)) stamp_op(q, s, uses(), n_, stamps_ == Stamps::lazy);
     return s;
   }
 
   // What a body enqueues on the queue, in its order. Copies pick the route
   // (the plugin's own direction, peer, or staged through host memory on the
   // devices' default queues, chained back to this queue).
-  axl_status copy(End dst, End src, uint64_t bytes);
+  axl_status copy(End dst, End src, uint64_t bytes) { return step(copy_steps(dst, src, bytes)); }
   axl_status copy_bytes(Buffer* dst, uint64_t dst_offset, Buffer* src, uint64_t src_offset, uint64_t bytes);
   // Plain host memory on one side: dst or src null.
   axl_status copy_host_bytes(void* dst_host, Buffer* dst, uint64_t dst_offset, const void* src_host, Buffer* src,
@@ -109,7 +117,7 @@ class Submission {
         [&] { return AXL_CALL(q_->device->backend, queue_launch, q_->pq, k->pk, &cfg, args, num_args); });
   }
   // fn(data) after the earlier work; on failure fn is not called.
-  axl_status host_fn(void (*fn)(void*), void* data) { return enqueue_host_fn(q_, fn, data); }
+  axl_status host_fn(void (*fn)(void*), void* data) { return step(enqueue_host_fn(q_, fn, data)); }
   // Blocks until q has run everything (undoing a body that failed halfway
   // while earlier steps may still read its temporaries).
   axl_status synchronize();
@@ -154,6 +162,22 @@ class Submission {
   }
   // The first time moves the inline ones to heap_.
   void add_past_inline(BufferUse u);
+  // Counts what the body got enqueued, so run() can tell a refused op from
+  // one that failed halfway. Every op a body may call more than once, or
+  // after another, goes through it; the single-call paths (launch, the
+  // inline host copies' own direction) need not: when they fail they were
+  // the body's only step.
+  axl_status step(axl_status s) {
+    steps_ += s == AXL_SUCCESS;
+    return s;
+  }
+  axl_status copy_steps(End dst, End src, uint64_t bytes);
+  // The statuses that refuse the request itself, as made, rather than
+  // report a failure of the device or the host while doing it.
+  static constexpr bool refused(axl_status s) {
+    return s == AXL_ERROR_INVALID_ARGUMENT || s == AXL_ERROR_OUT_OF_RANGE || s == AXL_ERROR_NOT_FOUND ||
+           s == AXL_ERROR_UNSUPPORTED || s == AXL_ERROR_INVALID_HANDLE || s == AXL_ERROR_INVALID_STATE;
+  }
   const BufferUse* uses() const { return n_ > kInline ? heap_.data() : inline_; }
   // Steps a and b of run() (out of line: the common case skips them).
   axl_status record_and_wait();
@@ -163,6 +187,7 @@ class Submission {
   bool tracked_ = false;  // a buffer is under host hazard tracking
   bool record_ = false;   // a use to record or a hazard to check
   uint32_t n_ = 0;
+  uint32_t steps_ = 0;  // steps of the body enqueued (step())
   BufferUse inline_[kInline];
   std::vector<BufferUse> heap_;  // all of them, once there are more than kInline
 };

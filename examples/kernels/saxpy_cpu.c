@@ -7,8 +7,6 @@
 #include <axl/cpu_kernel.h>
 
 AXL_CPU_KERNEL void saxpy(const axl_cpu_kernel_ctx* ctx, void* const* args) {
-  /* A wrong argument list would make the reads below go past `args`. */
-  if (ctx->num_args != 4) return;
   const float alpha = *(const float*)args[0];
   const float* x = *(const float* const*)args[1];
   float* y = *(float* const*)args[2];
@@ -19,3 +17,9 @@ AXL_CPU_KERNEL void saxpy(const axl_cpu_kernel_ctx* ctx, void* const* args) {
   if (end > n) end = n;
   for (uint64_t i = first; i < end; ++i) y[i] = alpha * x[i] + y[i];
 }
+
+/* The argument list, checked by the backend before every launch: a wrong
+ * one is refused (ValueError in Python) instead of reaching the reads above,
+ * which would go past `args`. */
+AXL_CPU_KERNEL_SIGNATURE(saxpy, AXL_CPU_SCALAR(float), AXL_CPU_BUFFER, AXL_CPU_BUFFER,
+                         AXL_CPU_SCALAR(uint32_t));

@@ -156,24 +156,27 @@ inline std::string diagnostic_text(const std::string& s) {
 // here (out-of-range ints included: MAX's binding refuses them with a
 // TypeError too).
 std::string describe(py::handle o);  // "int 3", "str 'x'"
+// The one rule for an integer argument, here and in Python (axl/driver/
+// _args.py calls it as _core._arg_index): anything with __index__ (numpy's
+// integers too) as a Python int, of any size, but a bool, which is an int
+// to Python and a mistake as a count, id or size (shapes and byte sizes
+// refuse it too); pybind11's int caster takes True as 1. Anything else is a
+// TypeError naming `what`, `expected` and the value.
+py::int_ arg_index(py::handle o, const char* what, const char* expected);
 template <typename T>
 T arg_as(py::handle o, const char* what, const char* expected) {
   // pybind11's casters for these take too much (bytes for a str, anything
   // with __bool__ for a bool): arg_str and arg_bool below are strict.
   static_assert(!std::is_same_v<T, bool> && !std::is_same_v<T, std::string>, "use arg_bool / arg_str");
-  // And pybind11's int caster takes True as 1: a count, id or size given as
-  // a bool is a mistake, refused as shapes and byte sizes refuse it.
-  if constexpr (std::is_integral_v<T>)
-    if (PyBool_Check(o.ptr()))
-      throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
+  py::object v = py::reinterpret_borrow<py::object>(o);
+  if constexpr (std::is_integral_v<T>) v = arg_index(o, what, expected);
   try {
-    return o.cast<T>();
+    return v.cast<T>();
   } catch (const py::cast_error&) {
     std::string range;
-    if constexpr (std::is_integral_v<T>)
-      if (PyLong_Check(o.ptr()) && !PyBool_Check(o.ptr()))  // the type is right, the value is not
-        range = ": out of range [" + std::to_string(std::numeric_limits<T>::min()) + ", " +
-                std::to_string(std::numeric_limits<T>::max()) + "]";
+    if constexpr (std::is_integral_v<T>)  // the type is right, the value is not
+      range = ": out of range [" + std::to_string(std::numeric_limits<T>::min()) + ", " +
+              std::to_string(std::numeric_limits<T>::max()) + "]";
     throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o) + range);
   }
 }

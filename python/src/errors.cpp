@@ -82,6 +82,15 @@ std::string describe(py::handle o) {
   return std::string(py::str(py::type::handle_of(o).attr("__name__"))) + " " + std::string(py::repr(o));
 }
 
+py::int_ arg_index(py::handle o, const char* what, const char* expected) {
+  if (!PyBool_Check(o.ptr())) {
+    if (PyLong_CheckExact(o.ptr())) return py::reinterpret_borrow<py::int_>(o);
+    if (PyObject* i = PyNumber_Index(o.ptr())) return py::reinterpret_steal<py::int_>(i);
+    PyErr_Clear();
+  }
+  throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
+}
+
 std::string arg_str(py::handle o, const char* what) {
   if (!PyUnicode_Check(o.ptr())) throw py::type_error(std::string(what) + " must be a str, got " + describe(o));
   return o.cast<std::string>();
@@ -185,6 +194,12 @@ void register_errors(py::module_& m) {
         return out;
       },
       "Every axl_status code the core was built with, as (value, name) pairs in value order.");
+
+  m.def(
+      "_arg_index", [](py::handle value, const char* what) { return arg_index(value, what, "an int"); },
+      py::arg("value"), py::arg("what"),
+      "value as an int (anything with __index__, numpy's integers too) but a bool; otherwise a "
+      "TypeError naming `what` and the value. The rule of every native integer argument.");
 
   m.def(
       "status_name", [](int32_t s) { return axl::status_name(s); }, py::arg("status"),

@@ -128,6 +128,46 @@ TEST_CASE("a launch refused for its last argument leaves no trace of the first",
   q.synchronize();
 }
 
+TEST_CASE("a launch the backend refuses changes nothing: its tracked buffers read as they were",
+          "[submit]") {
+  // The backend checks the argument list against the kernel's declared
+  // parameters; a refusal enqueued nothing, so the buffer keeps its bytes
+  // and its stamps, and a host read neither raises a hazard nor waits
+  // (before, the refused launch poisoned it for good: every later read was
+  // a host hazard naming the launch, even after a synchronize).
+  for (const char* label : {"cpu", "gpu"}) {
+    INFO(label);
+    axl::Device dev = axl::Device::get(label, 0);
+    axl::Queue q = dev.create_queue();
+    axl::Buffer buf = dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED);
+    const std::vector<unsigned char> bytes = random_bytes(kBytes, 41);
+    q.copy_from_host(buf, bytes.data(), kBytes);
+    q.synchronize();
+    axl::Kernel inc = dev.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
+    const uint32_t n = kWords;
+    const uint64_t wide = kWords;
+    const uint32_t grid[3] = {1, 1, 1}, block[3] = {kWords, 1, 1};
+    const axl_launch_arg too_many[3] = {{AXL_KERNEL_ARG_BUFFER, 0, buf.get(), nullptr},
+                                        {AXL_KERNEL_ARG_SCALAR, sizeof n, nullptr, &n},
+                                        {AXL_KERNEL_ARG_SCALAR, sizeof n, nullptr, &n}};
+    require_status(axl_queue_launch(q.get(), inc.get(), grid, block, 0, too_many, 3), AXL_ERROR_INVALID_ARGUMENT,
+                   {"takes 2 arguments, got 3"});
+    const axl_launch_arg too_wide[2] = {{AXL_KERNEL_ARG_BUFFER, 0, buf.get(), nullptr},
+                                        {AXL_KERNEL_ARG_SCALAR, sizeof wide, nullptr, &wide}};
+    require_status(axl_queue_launch(q.get(), inc.get(), grid, block, 0, too_wide, 2), AXL_ERROR_INVALID_ARGUMENT,
+                   {"argument 1"});
+    REQUIRE(axl_buffer_host_wait(buf.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
+    REQUIRE(axl_buffer_host_wait(buf.get(), AXL_ACCESS_WRITE) == AXL_SUCCESS);
+    CHECK(read_back(q, buf) == bytes);
+    // The right list still runs and is stamped as usual.
+    q.launch(inc, {1, 1, 1}, {kWords, 1, 1}, {axl::Arg::buffer(buf), axl::Arg::scalar(n)});
+    REQUIRE(axl_buffer_host_wait(buf.get(), AXL_ACCESS_READ) == AXL_SUCCESS);
+    std::vector<uint32_t> expect = words_of(bytes);
+    for (uint32_t& w : expect) ++w;
+    if (std::string(label) == "cpu") CHECK(words_of(read_back(q, buf)) == expect);  // virtual launches record, not run
+  }
+}
+
 TEST_CASE("copies, fills, layout and batched copies wait for other queues' pending writers",
           "[submit][threads]") {
   const std::string label = GENERATE(as<std::string>{}, "cpu", "gpu");

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "axl/cpu_kernel.h"
 #include "axl/plugin.h"
 #include "host_services.hpp"
 
@@ -885,6 +886,78 @@ TEST_CASE("kernels from a module file: every block runs once, shared memory, sax
     }
     CHECK(bad == 0);
   }
+}
+
+// A signature written in C++, where the macro's definition must compile as
+// extern "C" data too (the test module above is C).
+AXL_CPU_KERNEL void cxx_kernel(const axl_cpu_kernel_ctx*, void* const*) {}
+AXL_CPU_KERNEL_SIGNATURE(cxx_kernel, AXL_CPU_BUFFER, AXL_CPU_SCALAR(double), AXL_CPU_SCALAR_BYTES(24));
+
+TEST_CASE("a module kernel's declared signature checks every launch; undeclared ones are not checked",
+          "[cpu]") {
+  CHECK(cxx_kernel_axl_signature.struct_size == sizeof(axl_cpu_kernel_signature));
+  REQUIRE(cxx_kernel_axl_signature.num_params == 3);
+  CHECK(cxx_kernel_axl_signature.params[0].kind == AXL_CPU_PARAM_BUFFER);
+  CHECK(cxx_kernel_axl_signature.params[0].size == 8);
+  CHECK(cxx_kernel_axl_signature.params[1].kind == AXL_CPU_PARAM_SCALAR);
+  CHECK(cxx_kernel_axl_signature.params[1].size == 8);
+  CHECK(cxx_kernel_axl_signature.params[2].size == 24);
+
+  Module m(path_desc(AXL_TEST_CPU_KERNELS_PATH));
+  Queue q;
+  DevBuf x(64 * 4), y(64 * 4);
+  REQUIRE(T().queue_fill(q, y.a, y.bytes, 0, 4) == AXL_SUCCESS);
+  const float alpha = 2.0f;
+  const uint32_t n = 64;
+  const uint64_t wide = 64;
+  axl_pkernel saxpy = m.kernel("saxpy");
+  const auto refused = [&](std::vector<axl_kernel_arg> args, const char* says) {
+    INFO(says);
+    CHECK(launch(q, saxpy, {1, 1, 1}, {64, 1, 1}, args) == AXL_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(last_error().message, says));
+  };
+  refused({scalar_arg(alpha), devaddr_arg(x.a), devaddr_arg(y.a)}, "kernel 'saxpy' takes 4 arguments, got 3");
+  refused({scalar_arg(alpha), devaddr_arg(x.a), devaddr_arg(y.a), scalar_arg(n), scalar_arg(n)},
+          "takes 4 arguments, got 5");
+  refused({devaddr_arg(x.a), devaddr_arg(x.a), devaddr_arg(y.a), scalar_arg(n)},
+          "argument 0 must be SCALAR of 4 bytes, got DEVADDR of 8 bytes");
+  refused({scalar_arg(alpha), devaddr_arg(x.a), devaddr_arg(y.a), scalar_arg(wide)},
+          "argument 3 must be SCALAR of 4 bytes, got SCALAR of 8 bytes");
+  // The right list runs, and none of the refused ones touched y.
+  REQUIRE(T().queue_fill(q, x.a, x.bytes, 0x3f800000u, 4) == AXL_SUCCESS);  // 1.0f
+  REQUIRE(launch(q, saxpy, {1, 1, 1}, {64, 1, 1},
+                 {scalar_arg(alpha), devaddr_arg(x.a), devaddr_arg(y.a), scalar_arg(n)}) == AXL_SUCCESS);
+  q.sync();
+  for (uint32_t i = 0; i < n; ++i) REQUIRE(y.host<float>()[i] == 2.0f);
+
+  axl_pkernel none = m.kernel("no_params");
+  CHECK(launch(q, none, {1, 1, 1}, {1, 1, 1}, {}) == AXL_SUCCESS);
+  CHECK(launch(q, none, {1, 1, 1}, {1, 1, 1}, {scalar_arg(n)}) == AXL_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(last_error().message, "kernel 'no_params' takes 0 arguments, got 1"));
+
+  // No signature: any list reaches the kernel, which sees its count.
+  axl_pkernel count = m.kernel("undeclared_arg_count");
+  DevBuf out(4);
+  REQUIRE(launch(q, count, {1, 1, 1}, {1, 1, 1}, {devaddr_arg(out.a), scalar_arg(n), scalar_arg(wide)}) ==
+          AXL_SUCCESS);
+  q.sync();
+  CHECK(out.host<uint32_t>()[0] == 3);
+
+  // A malformed signature is refused at lookup, naming the kernel, the
+  // symbol and what is wrong; the module's other kernels are unaffected.
+  for (const auto& [name, says] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"zero_byte_scalar", "parameter 1 is a scalar of 0 bytes; expected 1 to 65536"},
+           {"short_signature", "struct_size is 4; expected at least"}}) {
+    INFO(name);
+    axl_pkernel k = nullptr;
+    CHECK(T().module_get_kernel(m.m, name, &k) == AXL_ERROR_INVALID_ARGUMENT);
+    CHECK(k == nullptr);
+    CHECK(contains(last_error().message, std::string("kernel '") + name + "' of module '"));
+    CHECK(contains(last_error().message, std::string(name) + "_axl_signature"));
+    CHECK(contains(last_error().message, says));
+    CHECK(T().module_get_kernel(m.m, name, &k) == AXL_ERROR_INVALID_ARGUMENT);  // not cached as good
+  }
+  CHECK(m.kernel("saxpy") == saxpy);
 }
 
 TEST_CASE("modules load from bytes through a memfd, and errors name what is missing", "[cpu]") {

@@ -54,22 +54,40 @@ def test_embedded_nul_is_refused(cpu, example_module):
         cpu.load_module("a\x00b")
 
 
-def test_cpu_kernel_sees_its_argument_count(cpu, example_module):
-    """cpu_kernel.h passes num_args: the example saxpy refuses a short list
-    instead of reading past it (it used to crash the process)."""
+def test_cpu_kernel_argument_list_is_checked_against_its_signature(cpu, example_module):
+    """The example saxpy declares its signature (cpu_kernel.h,
+    AXL_CPU_KERNEL_SIGNATURE): a short list, a scalar of the wrong width or a
+    buffer for a scalar is a ValueError naming the argument, and the kernel
+    never runs (a short list used to crash the process in the kernel's
+    reads). Run in a child so a crash fails the test, not pytest."""
     code = f"""
 import numpy as np
-from axl.driver import CPU
+from axl.driver import CPU, Buffer
+from axl.dtype import DType
 dev = CPU()
 k = dev.load_module({str(EXAMPLE_KERNELS)!r}).kernel("saxpy")
 q = dev.default_queue
-q.launch(k, 1, 8)
-q.launch(k, 1, 8, np.float32(2))
+x = Buffer.from_numpy(np.ones(8, np.float32))
+y = Buffer.from_numpy(np.zeros(8, np.float32))
+for args, says in [((), "takes 4 arguments, got 0"),
+                   ((np.float32(2),), "takes 4 arguments, got 1"),
+                   ((np.float32(2), x, y, np.uint64(8)), "argument 3 must be SCALAR of 4 bytes, got SCALAR of 8"),
+                   ((x, x, y, np.uint32(8)), "argument 0 must be SCALAR of 4 bytes, got DEVADDR")]:
+    try:
+        q.launch(k, 1, 8, *args)
+    except ValueError as e:
+        assert "saxpy" in str(e) and says in str(e), (args, str(e))
+    else:
+        raise AssertionError(f"launch with {{args!r}} was not refused")
 q.synchronize()
+assert not y.to_numpy().any()  # nothing ran
+q.launch(k, 1, 8, np.float32(2), x, y, np.uint32(8))
+q.synchronize()
+assert (y.to_numpy() == 2).all()
 print("ok")
 """
     r = _run(code)
-    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert r.returncode == 0 and "ok" in r.stdout, (r.returncode, r.stdout, r.stderr)
 
 
 def test_instance_made_by_new_without_init_raises_instead_of_crashing():

@@ -562,7 +562,10 @@ AXL_API axl_status axl_layout_view(const axl_layout* in, uint32_t element_size, 
  * of the readers since; the core stamps them on every copy, fill and launch
  * (a launch counts as a write of every buffer argument), and an enqueue that
  * fails stamps its destination with a poisoned completion carrying the
- * error. Views share their allocation's record. Copies and fills get an
+ * error, unless it was refused as made (INVALID_ARGUMENT, OUT_OF_RANGE,
+ * NOT_FOUND, UNSUPPORTED, INVALID_HANDLE or INVALID_STATE) before any of
+ * it was enqueued: that changed nothing and stamps nothing (MAX: a graph
+ * declined before execution stamps nothing). Views share their allocation's record. Copies and fills get an
  * event each; consecutive launches on a queue share one, recorded when it
  * is first needed or before the queue's next copy, fill, wait or host
  * function, so a host wait for a launch's output may also wait for the

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "axl/common/event.hpp"
 #include "axl/common/flag.hpp"
@@ -45,22 +46,31 @@ struct Queue {
   const uint64_t trace_id;  // axl_queue_desc.trace_id, echoed in trace records
 };
 
-// One declared kernel parameter (built-in test kernels only).
+// One declared kernel parameter.
 using Param = common::KernelParam;
+
+// Most bytes one scalar argument may have (CUDA allows 32 KiB in total), and
+// most arguments; together they keep an ArgPack's offsets within 32 bits.
+// A launch (kernel.cpp) and a module's declared signature (module.cpp) are
+// held to them.
+constexpr uint32_t kMaxScalarBytes = 64u << 10;
+constexpr uint32_t kMaxArgs = 4096;
 
 struct Module;
 
 // A kernel: a function of the cpu_kernel.h signature and its name. `name`
 // points at storage that lives as long as the kernel (the module's map key,
 // or a literal for the built-in test kernels). A symbol from a shared object
-// says nothing about its parameters, so only built-in kernels declare them
-// and have launches checked against them.
+// says nothing about its parameters; the built-in kernels, and module
+// kernels that export a signature (cpu_kernel.h, AXL_CPU_KERNEL_SIGNATURE),
+// declare them and have every launch checked against them.
 struct Kernel {
   axl_cpu_kernel_fn fn;
   const char* name;
   const Param* params = nullptr;
   int32_t param_count = -1;  // -1: unknown, launches are not checked
   Module* module = nullptr;  // owner; NULL for built-in kernels
+  std::vector<Param> declared{};  // a module kernel's signature, which params points into
 };
 
 // A loaded ELF shared object and the kernels handed out from it. Reference

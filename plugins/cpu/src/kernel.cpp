@@ -16,10 +16,6 @@ namespace {
 // Most a launch may ask for per block: every pool thread holds one block's
 // scratch at a time, so this times the thread count must fit in memory.
 constexpr uint64_t kMaxSharedMemBytes = 256ull << 20;
-// Most bytes one scalar argument may have (CUDA allows 32 KiB in total), and
-// most arguments; together they keep an ArgPack's offsets within 32 bits.
-constexpr uint32_t kMaxScalarBytes = 64u << 10;
-constexpr uint32_t kMaxArgs = 4096;
 
 constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 

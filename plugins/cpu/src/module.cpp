@@ -100,6 +100,50 @@ bool elf_fits(const unsigned char* data, uint64_t size, std::string* why) {
   return true;
 }
 
+static_assert(int{AXL_CPU_PARAM_BUFFER} == int{AXL_ARG_DEVADDR} && int{AXL_CPU_PARAM_SCALAR} == int{AXL_ARG_SCALAR},
+              "cpu_kernel.h's parameter kinds are plugin.h's argument kinds");
+
+// The signature kernel `name` of module `m` exports beside it (cpu_kernel.h,
+// AXL_CPU_KERNEL_SIGNATURE), copied into k.declared so launches are checked
+// against it; none exported leaves k unchecked. A malformed one is an error
+// naming what is wrong: a module that declares a signature means launches to
+// be checked, and quietly checking nothing would hide its mistake. The limits
+// are a launch's.
+axl_status read_signature(const Module& m, const char* name, Kernel& k) {
+  constexpr uint32_t max_params = kMaxArgs, max_scalar_bytes = kMaxScalarBytes;
+  const std::string symbol = common::str(name, AXL_CPU_SIGNATURE_SUFFIX);
+  const auto* sig = static_cast<const axl_cpu_kernel_signature*>(dlsym(m.handle, symbol.c_str()));
+  if (sig == nullptr) return AXL_SUCCESS;
+  const auto bad = [&](const std::string& why) {
+    return fail(AXL_ERROR_INVALID_ARGUMENT, common::str("kernel '", name, "' of module '", m.label,
+                                                        "' declares a malformed signature (",
+                                                        symbol, "): ", why));
+  };
+  if (sig->struct_size < offsetof(axl_cpu_kernel_signature, params) + sizeof sig->params)
+    return bad(common::str("struct_size is ", sig->struct_size, "; expected at least ",
+                           sizeof(axl_cpu_kernel_signature)));
+  if (sig->num_params > max_params)
+    return bad(common::str(sig->num_params, " parameters; a launch takes at most ", max_params));
+  if (sig->num_params != 0 && sig->params == nullptr)
+    return bad(common::str("num_params is ", sig->num_params, " but params is NULL"));
+  k.declared.reserve(sig->num_params);
+  for (uint32_t i = 0; i < sig->num_params; ++i) {
+    const axl_cpu_kernel_param& p = sig->params[i];
+    if (p.kind == AXL_CPU_PARAM_BUFFER && p.size != 8)
+      return bad(common::str("parameter ", i, " is a buffer of ", p.size, " bytes; a buffer is 8"));
+    if (p.kind == AXL_CPU_PARAM_SCALAR && (p.size == 0 || p.size > max_scalar_bytes))
+      return bad(common::str("parameter ", i, " is a scalar of ", p.size, " bytes; expected 1 to ",
+                             max_scalar_bytes));
+    if (p.kind != AXL_CPU_PARAM_BUFFER && p.kind != AXL_CPU_PARAM_SCALAR)
+      return bad(common::str("parameter ", i, " has kind ", p.kind,
+                             "; expected AXL_CPU_PARAM_BUFFER (0) or AXL_CPU_PARAM_SCALAR (1)"));
+    k.declared.push_back(Param{p.kind, p.size});
+  }
+  k.params = k.declared.data();
+  k.param_count = static_cast<int32_t>(sig->num_params);
+  return AXL_SUCCESS;
+}
+
 // Reads a whole module file so its headers can be checked before dlopen.
 bool read_file(const char* path, std::vector<unsigned char>& out) {
   std::ifstream in(path, std::ios::binary);
@@ -237,10 +281,12 @@ axl_status module_get_kernel(axl_pmodule module, const char* name,
           if (sym == nullptr)
             return fail(AXL_ERROR_NOT_FOUND, common::str("kernel '", name, "' not found in module '",
                                                          m->label, "' (", last_dl_error(), ")"));
-          out = std::make_unique<Kernel>();
-          out->fn = reinterpret_cast<axl_cpu_kernel_fn>(sym);
-          out->name = key;
-          out->module = m;
+          auto k = std::make_unique<Kernel>();
+          k->fn = reinterpret_cast<axl_cpu_kernel_fn>(sym);
+          k->name = key;
+          k->module = m;
+          if (axl_status s = read_signature(*m, name, *k)) return s;
+          out = std::move(k);
           return AXL_SUCCESS;
         },
         &k);

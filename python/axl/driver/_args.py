@@ -5,23 +5,20 @@ arg_as, arg_str, arg_bool); these are for entries written in Python."""
 
 from __future__ import annotations
 
-import operator
 import os
+
+from .. import _core
 
 
 def _got(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def index(value: object, what: str) -> int:
-    """An integer (anything with ``__index__``, numpy's too) but a bool,
-    which is an int to Python and a mistake as a count or an id."""
-    if not isinstance(value, bool):
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise TypeError(f"{what} must be an int, got {_got(value)}")
+# An integer (anything with ``__index__``, numpy's too) but a bool, which is
+# an int to Python and a mistake as a count or an id; otherwise a TypeError
+# naming ``what`` and the value. The native rule itself (python/src/common.hpp,
+# arg_index), so Python and C++ entries cannot drift apart.
+index = _core._arg_index  # (value: object, what: str) -> int
 
 
 def fspath(value: object, what: str) -> str | bytes:

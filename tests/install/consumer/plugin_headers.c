@@ -8,3 +8,11 @@ AXL_CPU_KERNEL void consumer_noop_kernel(const axl_cpu_kernel_ctx* ctx, void* co
   (void)ctx;
   (void)args;
 }
+AXL_CPU_KERNEL_NO_PARAMS(consumer_noop_kernel);
+
+AXL_CPU_KERNEL void consumer_scale_kernel(const axl_cpu_kernel_ctx* ctx, void* const* args) {
+  (void)ctx;
+  (void)args;
+}
+AXL_CPU_KERNEL_SIGNATURE(consumer_scale_kernel, AXL_CPU_BUFFER, AXL_CPU_SCALAR(float),
+                         AXL_CPU_SCALAR_BYTES(12));
