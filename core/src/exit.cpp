@@ -99,7 +99,7 @@ bool drain_queue_for_exit(Queue* q) {
   // several threads used, internal.hpp) is not trusted: that queue is
   // drained, which for an idle queue costs a thread start.
   const bool exact = q->count_exact();
-  if (exact && submitted == q->synced.load()) return true;
+  if (q->idle()) return true;
   Backend* b = q->device->backend;
   axl_pqueue pq = q->pq;
   auto state = std::make_shared<Drain>();
@@ -147,6 +147,51 @@ bool drain_queue_for_exit(Queue* q) {
        q->trace_id, dev_name(q->device).c_str(), static_cast<long long>(g_exit_grace_ms.load()),
        pending_text(submitted, q->synced.load(), exact).c_str(), gate.c_str());
   return false;
+}
+
+axl_status wait_past_exit_begin(Object* keep, const char* what, std::function<axl_status()> wait,
+                                bool* gave_up) {
+  struct Waited : Drain {
+    axl_status status = AXL_SUCCESS;
+    ErrorOrigin why;  // the waiting thread's error detail, when it failed
+  };
+  auto state = std::make_shared<Waited>();
+  retain(keep);
+  try {
+    std::thread([state, keep, wait = std::move(wait)] {
+      const axl_status s = wait();
+      ErrorOrigin why;
+      if (s != AXL_SUCCESS) why = last_error_origin();
+      release(keep);
+      std::lock_guard<std::mutex> lk(state->mu);
+      state->status = s;
+      state->why = std::move(why);
+      state->done = true;
+      state->cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    // No thread to wait with (stuck waits and abandoned queues hold many at
+    // exit): waiting in place could hang, so give up as the deadline would.
+    release(keep);
+    *gave_up = true;
+    return fail(AXL_ERROR_TIMEOUT,
+                "%s: the process is exiting and no thread could be started to wait with a deadline, so the "
+                "wait gave up; the work it waited for is left for the operating system",
+                what);
+  }
+  const auto until =
+      std::max(exit_deadline(), std::chrono::steady_clock::now() + std::chrono::milliseconds(kLastLookMs));
+  std::unique_lock<std::mutex> lk(state->mu);
+  if (state->cv.wait_until(lk, until, [&] { return state->done; })) {
+    if (state->status == AXL_SUCCESS) return AXL_SUCCESS;
+    return fail_from(state->status, state->why, state->why.message);
+  }
+  *gave_up = true;
+  return fail(AXL_ERROR_TIMEOUT,
+              "%s did not finish by the exit deadline (%lld ms after exit began; AXL_EXIT_GRACE_MS): the "
+              "process is exiting, so the wait gave up and the work it waited for is left for the operating "
+              "system",
+              what, static_cast<long long>(g_exit_grace_ms.load()));
 }
 
 void drain_live_queues_for_exit() {

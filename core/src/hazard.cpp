@@ -100,7 +100,16 @@ axl_status Completion::wait() {
     ready.store(true, std::memory_order_release);
     return poisoned.load(std::memory_order_acquire) ? wait() : AXL_SUCCESS;
   }
-  if (pe && AXL_CALL(device->backend, event_synchronize, pe) != AXL_SUCCESS) {
+  Backend* const b = device ? device->backend : nullptr;
+  bool gave_up = false;
+  const axl_status s =
+      pe ? wait_bounded_by_exit(
+               this, "a host wait for a buffer's device work",
+               [b, e = pe] { return AXL_CALL(b, event_query, e) == AXL_SUCCESS; },
+               [b, e = pe] { return AXL_CALL(b, event_synchronize, e); }, &gave_up)
+         : AXL_SUCCESS;
+  if (gave_up) return s;  // neither known done nor failed: not poisoned
+  if (s != AXL_SUCCESS) {
     // Work before the marker failed asynchronously (the plugin reports a
     // queue's unreported failure through the event, as CUDA does): the
     // producer failed, so every later wait raises too, without blocking.

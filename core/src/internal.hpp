@@ -422,6 +422,9 @@ struct Queue : Object {
   std::atomic<bool> shared{false};
   // The submission count is exact (see above).
   bool count_exact() const { return serialised || !shared.load(); }
+  // Nothing enqueued since its last synchronize returned, as far as the
+  // counts can tell (a count that may have lost submissions is not trusted).
+  bool idle() const { return count_exact() && submitted.load() == synced.load(); }
   // Out of line: a thread other than `owner` submits (queue.cpp).
   __attribute__((noinline)) void note_submitter(uintptr_t me);
   // The last host-value wait enqueued (the usual reason a queue never
@@ -478,6 +481,26 @@ bool drain_queue_for_exit(Queue* q);
 // At exit (the core's atexit handler): drains every live queue until the
 // exit deadline, so work that can still run does, and reports the rest.
 void drain_live_queues_for_exit();
+// A blocking plugin wait the application asked for (a queue's or an event's
+// synchronize; `wait` captures by value). Before exit it is `wait()` in
+// place. Once exit began (axl_process_exit_begin, the core's atexit handler:
+// finalizers, __del__ methods, atexit callbacks) it is still `wait()` in
+// place when `done()` (a check that never blocks) says there is nothing to
+// wait for; otherwise it runs on a thread of its own and the caller has it
+// back by the exit deadline, or after a short look past it, or else
+// AXL_ERROR_TIMEOUT naming `what` with *gave_up set, the wait left running
+// for the operating system to end: a process whose finalizer synchronizes a
+// queue gated forever still exits. `keep` (the object whose plugin handle
+// `wait` uses) stays retained until the wait returns.
+axl_status wait_past_exit_begin(Object* keep, const char* what, std::function<axl_status()> wait,
+                                bool* gave_up);
+template <class Done, class Wait>
+axl_status wait_bounded_by_exit(Object* keep, const char* what, Done&& done, Wait&& wait, bool* gave_up) {
+  *gave_up = false;
+  if (!exit_began()) [[likely]] return wait();
+  if (done()) return wait();
+  return wait_past_exit_begin(keep, what, std::function<axl_status()>(std::forward<Wait>(wait)), gave_up);
+}
 
 // max_pending: the queue's bound (axl_queue_options.max_pending); 0 takes
 // AXL_QUEUE_MAX_PENDING, else the backend's default.

@@ -253,7 +253,11 @@ AXL_API axl_status axl_queue_synchronize(axl_queue_t queue) {
     if (axl_status s = usable_queue(queue, &q)) return s;
     // Not under submit_mu: other threads may keep enqueueing while we wait.
     const uint64_t seen = q->submitted.load();
-    axl_status s = AXL_CALL(q->device->backend, queue_synchronize, q->pq);
+    bool gave_up = false;
+    axl_status s = wait_bounded_by_exit(
+        q, "axl_queue_synchronize", [q] { return q->idle(); },
+        [b = q->device->backend, pq = q->pq] { return AXL_CALL(b, queue_synchronize, pq); }, &gave_up);
+    if (gave_up) return s;
     q->note_synced(seen);  // a failed synchronize still waited for everything
     if (s) return s;
     return after_synchronize(q->device);
@@ -278,8 +282,11 @@ AXL_API axl_status axl_device_synchronize(axl_device_t device) {
     axl_status first = AXL_SUCCESS;
     for (Queue* q : qs) {
       const uint64_t seen = q->submitted.load();
-      axl_status s = AXL_CALL(d->backend, queue_synchronize, q->pq);
-      q->note_synced(seen);
+      bool gave_up = false;
+      axl_status s = wait_bounded_by_exit(
+          q, "axl_device_synchronize", [q] { return q->idle(); },
+          [b = d->backend, pq = q->pq] { return AXL_CALL(b, queue_synchronize, pq); }, &gave_up);
+      if (!gave_up) q->note_synced(seen);
       if (s && !first) first = s;
       release(q);
     }

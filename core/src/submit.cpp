@@ -154,7 +154,7 @@ axl_status Submission::copy_steps(End dst, End src, uint64_t bytes) {
     if (dst.host) return queue_wait_internal(q, qs);
   }
   if (axl_status s = queue_wait_internal(qd, qs)) return s;
-  if (axl_status s = htod(qd, dst.addr, from, bytes)) return s;
+  if (axl_status s = step(htod(qd, dst.addr, from, bytes))) return s;
   if (staging && enqueue_host_fn(qd, free_host, staging) != AXL_SUCCESS) {
     // Cannot free in order: wait, then free.
     qd->submit([&] { return AXL_CALL(qd->device->backend, queue_synchronize, qd->pq); });

@@ -7,6 +7,9 @@
 #include <axl/cpu_kernel.h>
 
 AXL_CPU_KERNEL void saxpy(const axl_cpu_kernel_ctx* ctx, void* const* args) {
+  /* The signature below makes the backend refuse a wrong argument list;
+   * this guard is for a cpu backend from before signatures (axl 1.0.0). */
+  if (ctx->num_args != 4) return;
   const float alpha = *(const float*)args[0];
   const float* x = *(const float* const*)args[1];
   float* y = *(float* const*)args[2];

@@ -86,6 +86,9 @@ py::int_ arg_index(py::handle o, const char* what, const char* expected) {
   if (!PyBool_Check(o.ptr())) {
     if (PyLong_CheckExact(o.ptr())) return py::reinterpret_borrow<py::int_>(o);
     if (PyObject* i = PyNumber_Index(o.ptr())) return py::reinterpret_steal<py::int_>(i);
+    // Only "not an integer" becomes our TypeError; anything else an
+    // __index__ raised (KeyboardInterrupt, its own ValueError) goes on.
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
     PyErr_Clear();
   }
   throw py::type_error(std::string(what) + " must be " + expected + ", got " + describe(o));
@@ -196,7 +199,7 @@ void register_errors(py::module_& m) {
       "Every axl_status code the core was built with, as (value, name) pairs in value order.");
 
   m.def(
-      "_arg_index", [](py::handle value, const char* what) { return arg_index(value, what, "an int"); },
+      "_arg_index", [](py::handle value, const std::string& what) { return arg_index(value, what.c_str(), "an int"); },
       py::arg("value"), py::arg("what"),
       "value as an int (anything with __index__, numpy's integers too) but a bool; otherwise a "
       "TypeError naming `what` and the value. The rule of every native integer argument.");

@@ -445,7 +445,10 @@ Kernel to pass to ``DeviceQueue.launch``.
             k->name = name;
             return k;
           },
-          py::arg("name"), "The kernel called ``name``; NotFoundError (a RuntimeError) if there is none.")
+          py::arg("name"),
+          "The kernel called ``name``; NotFoundError (a RuntimeError) if there is none, "
+          "InvalidArgumentError (a ValueError) if a cpu module declares a malformed signature for it "
+          "(axl/cpu_kernel.h).")
       .def_property_readonly("device", [](ModuleObj& self) { return device_object(self.device); })
       .def("__repr__", [](ModuleObj& self) {
         return "Module(" + self.source + ", device=" + device_text(self.device) + ")";

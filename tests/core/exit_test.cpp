@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -173,6 +174,56 @@ TEST_CASE("exit: after axl_process_exit_begin, an explicit release of a gated qu
   });
   INFO("child took " << c.seconds << " s; log: " << c.log);
   require_clean_exit(c);
+}
+
+TEST_CASE("exit: after axl_process_exit_begin, waits for a gated queue give up at the deadline", "[exit]") {
+  // A finalizer (a Python __del__, an atexit callback) that synchronizes a
+  // queue gated forever used to hang the process: the wait ignored the exit
+  // deadline. Each blocking wait now returns TIMEOUT once the deadline has
+  // passed, and one whose work finishes still succeeds.
+  Child c = run_child("300", [] {
+    axl_device_t d = cpu();
+    axl_queue_t idle = nullptr;
+    if (axl_queue_create(d, 0, &idle) != AXL_SUCCESS) _exit(81);
+    axl_buffer_t buf = nullptr;
+    if (axl_buffer_create(d, 4096, AXL_BUFFER_FLAG_TRACKED, &buf) != AXL_SUCCESS) _exit(82);
+    gate_queue_forever(false);
+    if (axl_queue_fill(g_queue, buf, 0, 4096, 1, 1) != AXL_SUCCESS) _exit(83);
+    axl_event_t ev = nullptr;
+    if (axl_event_create(d, 0, &ev) != AXL_SUCCESS || axl_queue_record_event(g_queue, ev) != AXL_SUCCESS) _exit(84);
+    if (axl_queue_fill(idle, nullptr, 0, 0, 0, 1) == AXL_SUCCESS) _exit(85);  // refused: nothing enqueued
+    axl_event_t done_ev = nullptr;
+    if (axl_event_create(d, 0, &done_ev) != AXL_SUCCESS || axl_queue_record_event(idle, done_ev) != AXL_SUCCESS)
+      _exit(89);
+    uint64_t deadline = 0;
+    if (axl_process_exit_begin(&deadline) != AXL_SUCCESS) _exit(86);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (axl_queue_synchronize(idle) != AXL_SUCCESS) _exit(87);  // nothing pending: done at once
+    const auto waited_ms = [&] {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    if (waited_ms() > 250) _exit(88);
+    if (axl_queue_synchronize(g_queue) != AXL_ERROR_TIMEOUT) _exit(70);
+    if (!std::strstr(axl_last_error_message(), "axl_queue_synchronize did not finish by the exit deadline"))
+      _exit(71);
+    if (waited_ms() < 250 || waited_ms() > 3000) _exit(72);  // the deadline, not at once, not forever
+    if (axl_event_synchronize(ev) != AXL_ERROR_TIMEOUT) _exit(73);
+    if (axl_buffer_host_wait(buf, AXL_ACCESS_READ) != AXL_ERROR_TIMEOUT) _exit(74);
+    if (axl_device_synchronize(d) != AXL_ERROR_TIMEOUT) _exit(75);
+    if (waited_ms() > 3000) _exit(76);  // past the deadline each only takes a short look
+    // Past the deadline, work that is done is still reported done (no
+    // thread, no look that could run out).
+    for (int i = 0; i < 100; ++i)
+      if (axl_queue_synchronize(idle) != AXL_SUCCESS || axl_event_synchronize(done_ev) != AXL_SUCCESS) _exit(78);
+    axl_event_release(done_ev);
+    // The buffer was not poisoned by the timeout: the work may still run.
+    if (axl_buffer_host_wait(buf, AXL_ACCESS_READ) != AXL_ERROR_TIMEOUT) _exit(77);
+    axl_event_release(ev);
+    axl_queue_release(idle);
+  });
+  INFO("child took " << c.seconds << " s; exit status " << c.status << "; log: " << c.log);
+  require_clean_exit(c);
+  CHECK(c.seconds < 6);
 }
 
 TEST_CASE("exit: work that can still run within the grace runs before the queue is released", "[exit]") {

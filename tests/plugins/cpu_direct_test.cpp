@@ -958,6 +958,12 @@ TEST_CASE("a module kernel's declared signature checks every launch; undeclared 
     CHECK(T().module_get_kernel(m.m, name, &k) == AXL_ERROR_INVALID_ARGUMENT);  // not cached as good
   }
   CHECK(m.kernel("saxpy") == saxpy);
+  // The signature's own symbol is data, not a kernel: looking it up as one
+  // is refused (launching it would jump into data).
+  axl_pkernel data = nullptr;
+  CHECK(T().module_get_kernel(m.m, "saxpy_axl_signature", &data) == AXL_ERROR_INVALID_ARGUMENT);
+  CHECK(data == nullptr);
+  CHECK(contains(last_error().message, "names a kernel's declared signature"));
 }
 
 TEST_CASE("modules load from bytes through a memfd, and errors name what is missing", "[cpu]") {

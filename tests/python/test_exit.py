@@ -168,3 +168,34 @@ print('ready', flush=True)
     assert len(abandoned) == 1, p.stderr
     assert "cpu" in abandoned[0] and "completion flag" in abandoned[0], abandoned
     assert took < 15
+
+
+@pytest.mark.parametrize("wait", ["q.synchronize()", "dev.synchronize()", "ev.synchronize()", "memoryview(b)"])
+def test_finalizer_waiting_on_a_gated_queue_gives_up_at_the_exit_deadline(wait):
+    # A module global's __del__, run at interpreter finalisation (after the
+    # bounded exit began), that waits for a queue gated forever used to hang
+    # the process: the wait ignored the exit deadline. It now raises (status
+    # TIMEOUT, "Exception ignored in ... __del__") once the deadline passed,
+    # and the process exits.
+    code = f"""
+import numpy as np
+import axl.driver as d
+dev = d.CPU()
+q = dev.default_queue
+f = d.CompletionFlag(dev)
+q.wait_for_host_value(f, 1)
+b = d.Buffer.from_numpy(np.arange(1024, dtype=np.float32))
+b.inplace_copy_from(d.Buffer.from_numpy(np.zeros(1024, dtype=np.float32)))  # behind the gate
+ev = q.record_event()
+class Waiter:
+    def __del__(self):
+        {wait}
+waiter = Waiter()
+print('enqueued', flush=True)
+"""
+    p, took = run_timed(code)
+    assert "enqueued" in p.stdout, p.stderr
+    assert p.returncode == 0, p.stderr
+    assert took < 15
+    assert "did not finish by the exit deadline" in p.stderr, p.stderr
+    assert "__del__" in p.stderr, p.stderr

@@ -175,7 +175,18 @@ AXL_API axl_status axl_init(void);
  * device, how many operations were pending and the last host-value wait
  * enqueued on it. Memory released after this call while queued work may
  * still use it is freed only if that work finishes by the deadline. The
- * deadline is shared: many stuck queues cost the grace once.
+ * deadline is shared: many stuck queues cost the grace once. The blocking
+ * waits (axl_queue_synchronize, axl_device_synchronize,
+ * axl_event_synchronize, axl_completion_wait, axl_buffer_host_wait) called
+ * after this call return by the deadline, or after a short look past it:
+ * AXL_ERROR_TIMEOUT ("did not finish by the exit deadline") when what they
+ * wait for has not finished, which is then neither known done nor failed
+ * (a buffer is not poisoned by it). So a finalizer that waits for a queue
+ * gated forever does not hold exit up. Not bounded: a wait begun before
+ * this call, and a host wait that must first record its marker on a full
+ * bounded queue (up to AXL_QUEUE_FULL_TIMEOUT_MS). A host function that
+ * synchronizes its own queue after this call gets AXL_ERROR_TIMEOUT at the
+ * deadline rather than the backend's immediate AXL_ERROR_INVALID_STATE.
  *
  * out_deadline_ns (may be NULL) receives the deadline in CLOCK_MONOTONIC
  * nanoseconds (C++ std::chrono::steady_clock on Linux), for a binding that
@@ -308,7 +319,8 @@ AXL_API axl_status axl_device_enable_peer_access(axl_device_t device,
 AXL_API axl_status axl_enable_all_peer_access(void);
 /* Waits for all work on every queue of the device, then reports a release of
  * the device's memory that failed since (see axl_buffer_release). Backend
- * errors: the first error a queue's synchronize returned. */
+ * errors: the first error a queue's synchronize returned. AXL_ERROR_TIMEOUT
+ * only once exit began and its deadline passed (axl_process_exit_begin). */
 AXL_API axl_status axl_device_synchronize(axl_device_t device);
 /* The device's default queue (a new reference). Created with the device.
  * Errors: only the common AXL_ERROR_INVALID_HANDLE and
@@ -600,7 +612,9 @@ AXL_API axl_status axl_completion_query(axl_completion_t completion);
  * poisoned (without blocking), and when the marked work failed on the
  * device (the completion is poisoned from then on, with the backend's
  * detail). Backend errors (recording its event late, or the queue's
- * synchronize that replaces an event that cannot be recorded). */
+ * synchronize that replaces an event that cannot be recorded).
+ * AXL_ERROR_TIMEOUT only once exit began and its deadline passed
+ * (axl_process_exit_begin); the completion is not poisoned by it. */
 AXL_API axl_status axl_completion_wait(axl_completion_t completion);
 /* Records `completion` as a reader and/or the writer of the buffer's
  * allocation. A write replaces the writer and forgets the readers. No-op on
@@ -722,7 +736,8 @@ AXL_API axl_status axl_queue_device(axl_queue_t queue, axl_device_t* out);
 /* Blocks until every operation enqueued so far finished. Backend errors:
  * the first error an operation hit since the previous synchronize, then a
  * release of the device's memory that failed since (see
- * axl_buffer_release). */
+ * axl_buffer_release). AXL_ERROR_TIMEOUT only once exit began and its
+ * deadline passed (axl_process_exit_begin). */
 AXL_API axl_status axl_queue_synchronize(axl_queue_t queue);
 
 /* Enqueue copies. Host memory passed by pointer must stay valid and untouched
@@ -821,7 +836,8 @@ AXL_API axl_status axl_event_retain(axl_event_t event);
 AXL_API axl_status axl_event_release(axl_event_t event);
 /* Blocks until the last record completed. An event never recorded is
  * complete. Backend errors (an earlier asynchronous failure of the queue's
- * work is reported here, as the plugin reports it). */
+ * work is reported here, as the plugin reports it). AXL_ERROR_TIMEOUT only
+ * once exit began and its deadline passed (axl_process_exit_begin). */
 AXL_API axl_status axl_event_synchronize(axl_event_t event);
 /* AXL_SUCCESS if complete (or never recorded), AXL_ERROR_NOT_READY if not.
  * Backend errors. */

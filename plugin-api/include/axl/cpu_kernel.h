@@ -112,6 +112,8 @@ typedef struct axl_cpu_kernel_signature {
  * array. */
 #define AXL_CPU_KERNEL_SIGNATURE(kernel, ...)                                            \
   static const axl_cpu_kernel_param kernel##_axl_params_[] = {__VA_ARGS__};             \
+  typedef char kernel##_axl_use_AXL_CPU_KERNEL_NO_PARAMS_for_none_                      \
+      [sizeof(kernel##_axl_params_) != 0 ? 1 : -1];                                    \
   AXL_CPU_KERNEL const axl_cpu_kernel_signature kernel##_axl_signature = {              \
       sizeof(axl_cpu_kernel_signature),                                                 \
       (uint32_t)(sizeof(kernel##_axl_params_) / sizeof(kernel##_axl_params_[0])),       \

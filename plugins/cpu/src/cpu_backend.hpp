@@ -70,7 +70,6 @@ struct Kernel {
   const Param* params = nullptr;
   int32_t param_count = -1;  // -1: unknown, launches are not checked
   Module* module = nullptr;  // owner; NULL for built-in kernels
-  std::vector<Param> declared{};  // a module kernel's signature, which params points into
 };
 
 // A loaded ELF shared object and the kernels handed out from it. Reference
@@ -81,6 +80,11 @@ struct Module : common::RefCounted<Module> {
   void* handle = nullptr;  // from dlopen
   std::string label;       // the path, or "<N bytes in memory>", for messages
   common::KernelCache<Kernel> kernels;
+  // The declared signatures of its kernels (Kernel::params points into
+  // them), added under the kernel cache's lock. Kept here, not in the
+  // kernel, so that Kernel stays trivially destructible: the built-in
+  // kernels are statics that launches still read while the process exits.
+  std::vector<std::unique_ptr<Param[]>> signatures;
 
  private:
   friend class common::RefCounted<Module>;

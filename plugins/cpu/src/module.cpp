@@ -109,7 +109,7 @@ static_assert(int{AXL_CPU_PARAM_BUFFER} == int{AXL_ARG_DEVADDR} && int{AXL_CPU_P
 // naming what is wrong: a module that declares a signature means launches to
 // be checked, and quietly checking nothing would hide its mistake. The limits
 // are a launch's.
-axl_status read_signature(const Module& m, const char* name, Kernel& k) {
+axl_status read_signature(Module& m, const char* name, Kernel& k) {
   constexpr uint32_t max_params = kMaxArgs, max_scalar_bytes = kMaxScalarBytes;
   const std::string symbol = common::str(name, AXL_CPU_SIGNATURE_SUFFIX);
   const auto* sig = static_cast<const axl_cpu_kernel_signature*>(dlsym(m.handle, symbol.c_str()));
@@ -126,7 +126,7 @@ axl_status read_signature(const Module& m, const char* name, Kernel& k) {
     return bad(common::str(sig->num_params, " parameters; a launch takes at most ", max_params));
   if (sig->num_params != 0 && sig->params == nullptr)
     return bad(common::str("num_params is ", sig->num_params, " but params is NULL"));
-  k.declared.reserve(sig->num_params);
+  auto params = std::make_unique<Param[]>(sig->num_params);
   for (uint32_t i = 0; i < sig->num_params; ++i) {
     const axl_cpu_kernel_param& p = sig->params[i];
     if (p.kind == AXL_CPU_PARAM_BUFFER && p.size != 8)
@@ -137,10 +137,11 @@ axl_status read_signature(const Module& m, const char* name, Kernel& k) {
     if (p.kind != AXL_CPU_PARAM_BUFFER && p.kind != AXL_CPU_PARAM_SCALAR)
       return bad(common::str("parameter ", i, " has kind ", p.kind,
                              "; expected AXL_CPU_PARAM_BUFFER (0) or AXL_CPU_PARAM_SCALAR (1)"));
-    k.declared.push_back(Param{p.kind, p.size});
+    params[i] = Param{p.kind, p.size};
   }
-  k.params = k.declared.data();
+  k.params = params.get();
   k.param_count = static_cast<int32_t>(sig->num_params);
+  m.signatures.push_back(std::move(params));
   return AXL_SUCCESS;
 }
 
@@ -272,6 +273,11 @@ axl_status module_get_kernel(axl_pmodule module, const char* name,
   return guarded("module_get_kernel", [&]() -> axl_status {
     if (axl_status s = common::check_module_get_kernel(fail, name, out_kernel)) return s;
     Module* m = from(module);
+    const size_t n = std::strlen(name), suffix = std::strlen(AXL_CPU_SIGNATURE_SUFFIX);
+    if (n > suffix && std::strcmp(name + n - suffix, AXL_CPU_SIGNATURE_SUFFIX) == 0)
+      return fail(AXL_ERROR_INVALID_ARGUMENT,
+                  common::str("'", name, "' names a kernel's declared signature (data, ending in ",
+                              AXL_CPU_SIGNATURE_SUFFIX, "), not a kernel; ask for the kernel's own name"));
     Kernel* k = nullptr;
     const axl_status s = m->kernels.get(
         name,
