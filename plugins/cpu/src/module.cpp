@@ -104,7 +104,7 @@ static_assert(int{AXL_CPU_PARAM_BUFFER} == int{AXL_ARG_DEVADDR} && int{AXL_CPU_P
               "cpu_kernel.h's parameter kinds are plugin.h's argument kinds");
 
 // The signature kernel `name` of module `m` exports beside it (cpu_kernel.h,
-// AXL_CPU_KERNEL_SIGNATURE), copied into k.declared so launches are checked
+// AXL_CPU_KERNEL_SIGNATURE), copied into m.signatures so launches of k are checked
 // against it; none exported leaves k unchecked. A malformed one is an error
 // naming what is wrong: a module that declares a signature means launches to
 // be checked, and quietly checking nothing would hide its mistake. The limits
