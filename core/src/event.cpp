@@ -122,11 +122,8 @@ AXL_API axl_status axl_event_synchronize(axl_event_t event) {
       std::lock_guard<std::mutex> lk(e->mu);
       if (!e->recorded) return AXL_SUCCESS;
     }
-    Backend* const b = e->device->backend;
     bool gave_up = false;
-    return wait_bounded_by_exit(
-        e, "axl_event_synchronize", [b, pe = e->pe] { return AXL_CALL(b, event_query, pe) == AXL_SUCCESS; },
-        [b, pe = e->pe] { return AXL_CALL(b, event_synchronize, pe); }, &gave_up);
+    return event_synchronize_bounded(e, e->device->backend, e->pe, "axl_event_synchronize", &gave_up);
   });
 }
 

@@ -100,13 +100,9 @@ axl_status Completion::wait() {
     ready.store(true, std::memory_order_release);
     return poisoned.load(std::memory_order_acquire) ? wait() : AXL_SUCCESS;
   }
-  Backend* const b = device ? device->backend : nullptr;
   bool gave_up = false;
   const axl_status s =
-      pe ? wait_bounded_by_exit(
-               this, "a host wait for a buffer's device work",
-               [b, e = pe] { return AXL_CALL(b, event_query, e) == AXL_SUCCESS; },
-               [b, e = pe] { return AXL_CALL(b, event_synchronize, e); }, &gave_up)
+      pe ? event_synchronize_bounded(this, device->backend, pe, "a host wait for a buffer's device work", &gave_up)
          : AXL_SUCCESS;
   if (gave_up) return s;  // neither known done nor failed: not poisoned
   if (s != AXL_SUCCESS) {

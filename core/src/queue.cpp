@@ -254,9 +254,7 @@ AXL_API axl_status axl_queue_synchronize(axl_queue_t queue) {
     // Not under submit_mu: other threads may keep enqueueing while we wait.
     const uint64_t seen = q->submitted.load();
     bool gave_up = false;
-    axl_status s = wait_bounded_by_exit(
-        q, "axl_queue_synchronize", [q] { return q->idle(); },
-        [b = q->device->backend, pq = q->pq] { return AXL_CALL(b, queue_synchronize, pq); }, &gave_up);
+    axl_status s = queue_synchronize_bounded(q, "axl_queue_synchronize", &gave_up);
     if (gave_up) return s;
     q->note_synced(seen);  // a failed synchronize still waited for everything
     if (s) return s;
@@ -283,9 +281,7 @@ AXL_API axl_status axl_device_synchronize(axl_device_t device) {
     for (Queue* q : qs) {
       const uint64_t seen = q->submitted.load();
       bool gave_up = false;
-      axl_status s = wait_bounded_by_exit(
-          q, "axl_device_synchronize", [q] { return q->idle(); },
-          [b = d->backend, pq = q->pq] { return AXL_CALL(b, queue_synchronize, pq); }, &gave_up);
+      axl_status s = queue_synchronize_bounded(q, "axl_device_synchronize", &gave_up);
       if (!gave_up) q->note_synced(seen);
       if (s && !first) first = s;
       release(q);
