@@ -15,6 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+#include <sched.h>
+
+#include "../../plugins/common/src/spin_wait.hpp"
 #include "axl/common/event.hpp"
 #include "axl/common/work_queue.hpp"
 
@@ -76,6 +80,53 @@ TEST_CASE("WorkQueue wait: a waiter that parks and one that spins are both woken
     REQUIRE(q.synchronize().status == AXL_SUCCESS);
     REQUIRE(after.load() == i + 2);
   }
+}
+
+TEST_CASE("spin_until: answers, gives up by its budget, and yields beside its thread", "[common][wait]") {
+  using detail::spin_until;
+  int polls = 0;
+  // Done at once: no clock, no `beside`.
+  int besides = 0;
+  CHECK(spin_until([&] { return ++polls > 0; }, 1ms, 1ms, [&] { return ++besides > 0; }));
+  CHECK(polls == 1);
+  CHECK(besides == 0);
+  // A zero budget polls once and gives up.
+  polls = 0;
+  CHECK_FALSE(spin_until([&] { return ++polls > 5; }, 0ns));
+  CHECK(polls == 1);
+  // Never done: false once the budget passed, pausing or (beside) yielding.
+  for (bool beside : {false, true}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_FALSE(spin_until([] { return false; }, 2ms, 1ms, [&] { return beside; }));
+    CHECK(std::chrono::steady_clock::now() - t0 >= 2ms);
+  }
+  // Done later, while yielding beside: seen.
+  polls = 0;
+  CHECK(spin_until([&] { return ++polls == 50; }, 10s, 10s, [] { return true; }));
+  CHECK(polls == 50);
+}
+
+TEST_CASE("WorkQueue wait: a waiter on the worker's own CPU is answered, round trip after round trip",
+          "[common][wait]") {
+  // The state the scheduler can leave a waiter in on a small machine: the
+  // worker (which inherits this thread's mask) and this thread on one CPU,
+  // each of which must give the CPU to the other (spin_wait.hpp's `beside`).
+  cpu_set_t old_mask;
+  REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof old_mask, &old_mask) == 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(detail::current_cpu(), &one);
+  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+  {
+    WorkQueue q;
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 2000; ++i) {
+      REQUIRE(q.enqueue({}, [&] { ran++; }) == AXL_SUCCESS);
+      REQUIRE(q.synchronize().status == AXL_SUCCESS);
+      REQUIRE(ran.load() == i + 1);
+    }
+  }
+  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof old_mask, &old_mask) == 0);
 }
 
 TEST_CASE("WorkQueue wait: sticky errors reach a spinning and a parked synchronize",

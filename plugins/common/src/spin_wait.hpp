@@ -1,10 +1,15 @@
-// The spinning half of a host wait that spins, then parks (as CUDA's
-// cudaDeviceScheduleAuto does): WorkQueue::synchronize and Event's waits
-// poll their counter here first and park on their condition variable only
-// when this gives up, so a short wait costs no futex round trip on either
-// side and the worker notifies (takes the lock) only for a parked waiter.
+// The spinning half of every wait in this library that spins, then parks
+// (as CUDA's cudaDeviceScheduleAuto does): WorkQueue::synchronize and
+// Event's waits, an idle queue worker waiting for its next operation, and
+// the thread pool's helpers waiting for the next launch. Each polls here
+// first and parks on its condition variable only when this gives up, so a
+// short wait costs no futex round trip on either side and the other side
+// notifies (takes a lock) only for a parked waiter.
 #pragma once
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -12,39 +17,70 @@
 
 namespace axl::common::detail {
 
-// How long a wait polls before it parks. A launch or small copy handed to a
-// running worker completes in about a microsecond, a parked hand-off costs
-// 5-40 us (futex wake plus the scheduler), so the first few microseconds
-// spin with a pause; after that the waiter yields, which costs nothing on an
-// idle core and gives a busy one (the worker's, on a loaded machine) back.
-// Bounded in time, not iterations: the CPU a parked wait wastes is at most
-// kSpinWaitTotal per wait whatever the machine (benchmarks/bench_waits.cpp
-// prints it for a loop of 1 ms waits).
+// A wait polls with a pause for its first part, then yields between polls
+// until it gives up, then parks. Bounded in time, not iterations: the CPU a
+// parked wait wastes is at most its budget whatever the machine
+// (benchmarks/bench_waits.cpp prints it for a loop of 1 ms waits).
+//
+// Pausing first: a launch or small copy handed to a running worker
+// completes in about a microsecond, and a yield while another process
+// wants this CPU gives it away for a whole time slice (milliseconds; the
+// scheduler moves a yielding thread behind the others): measured, a waiter
+// and an idle worker yielding after 1 us instead of 10 and 7 put a tenth of
+// launch + wait round trips at 4 ms while a compiler ran (bench_waits).
+//
+// Yielding at once when the thread being waited for is on this thread's
+// CPU (the `beside` test, on_cpu_of): it cannot run while this one pauses.
+// The scheduler can leave a waiter beside its worker for many round trips
+// on a small machine: neither sleeps long enough to be placed anew, and a
+// thread that only polls stays cache-hot to the load balancer. Pausing
+// there made a launch + wait 20-23 us on a 2-vCPU machine against 0.3 us on
+// two CPUs; yielding at once, 4-5 us (bench_waits' one-CPU figure).
+// Parking would not help: the wake-up was placed back beside the worker,
+// and cost a futex round trip more (8 us).
 inline constexpr std::chrono::microseconds kSpinWaitPause{10};
+// A host wait's whole budget (synchronize, events).
 inline constexpr std::chrono::microseconds kSpinWaitTotal{50};
 
-// Polls `done` until it returns true (then true) or kSpinWaitTotal has
-// passed (then false: the caller parks). Reads the clock once per batch of
-// polls so a fast completion pays for no clock read.
-template <class Done>
-bool spin_until(Done&& done) {
+// Nobody known to share this CPU: the default for spin_until's `beside`.
+struct NobodyBeside {
+  bool operator()() const noexcept { return false; }
+};
+
+// Polls `done` until it returns true (then true) or `budget` has passed
+// (then false: the caller parks): with a pause for the first `pause` of
+// it, or none once `beside()`, then with yields. The clock is read once
+// per 16 pauses or per yield and `beside` once per 16 pauses, so a fast
+// completion pays for neither.
+template <class Done, class Beside = NobodyBeside>
+bool spin_until(Done&& done, std::chrono::nanoseconds budget = kSpinWaitTotal,
+                std::chrono::nanoseconds pause = kSpinWaitPause, Beside&& beside = {}) {
   using Clock = std::chrono::steady_clock;
-  constexpr int kPollsPerClockRead = 16;
+  constexpr int kPausesPerClockRead = 16;
   if (done()) return true;
+  if (budget <= std::chrono::nanoseconds::zero()) return false;
   const Clock::time_point start = Clock::now();
-  for (;;) {
-    const auto spent = Clock::now() - start;
-    if (spent >= kSpinWaitTotal) return done();
-    const bool pause = spent < kSpinWaitPause;
-    for (int i = 0; i < kPollsPerClockRead; ++i) {
-      if (pause) {
-        cpu_relax();
-      } else {
-        std::this_thread::yield();
-      }
+  const Clock::time_point deadline = start + budget;
+  const Clock::time_point pause_end = start + std::min(budget, pause);
+  while (!beside()) {
+    for (int i = 0; i < kPausesPerClockRead; ++i) {
+      cpu_relax();
       if (done()) return true;
     }
+    if (Clock::now() >= pause_end) break;
   }
+  while (Clock::now() < deadline) {
+    std::this_thread::yield();
+    if (done()) return true;
+  }
+  return done();
 }
+
+// The CPU the calling thread runs on, or -1 where that cannot be read
+// (sched_getcpu: a few ns through the kernel's restartable sequences).
+inline int current_cpu() noexcept { return sched_getcpu(); }
+
+// True when `cpu` (another thread's last current_cpu()) is this thread's.
+inline bool on_cpu_of(int cpu) noexcept { return cpu >= 0 && cpu == current_cpu(); }
 
 }  // namespace axl::common::detail

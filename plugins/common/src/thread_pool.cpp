@@ -5,38 +5,13 @@
 
 #include <algorithm>
 
+#include "spin_wait.hpp"
+
 namespace axl::common {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Tells the core this is a polling loop: it saves power and lets a sibling
-// hyperthread run.
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Polls `ready` until it returns true (then true) or `spin_ns` passed (then
-// false). The clock is read every 64 polls: a pause is 10-150 cycles, so
-// that is a few microseconds between reads and costs nothing measurable.
-template <class Ready>
-bool poll_for(int64_t spin_ns, Ready&& ready) {
-  if (spin_ns <= 0) return ready();
-  const Clock::time_point deadline = Clock::now() + std::chrono::nanoseconds(spin_ns);
-  for (;;) {
-    for (int i = 0; i < 64; ++i) {
-      if (ready()) return true;
-      cpu_relax();
-    }
-    if (Clock::now() >= deadline) return ready();
-  }
-}
-
+// How long an idle helper polls with a pause before it yields (next_job).
+constexpr std::chrono::microseconds kHelperPause{50};
 }  // namespace
 
 unsigned available_cpus() noexcept {
@@ -154,15 +129,23 @@ void ThreadPool::wake_one_if_needed(const Job& job) {
 ThreadPool::Job* ThreadPool::next_job() {
   polling_.fetch_add(1, std::memory_order_relaxed);
   Job* job = nullptr;
-  poll_for(spin_ns_.load(std::memory_order_relaxed), [&] {
-    if (stopping_.load(std::memory_order_relaxed)) return true;
-    // acquire: pairs with the caller's release of listed_, so the job's
-    // fields are visible before it is joined (the lock below orders it too).
-    if (listed_.load(std::memory_order_acquire) == 0) return false;
-    std::lock_guard<std::mutex> lk(mu_);
-    job = join_locked();
-    return job != nullptr;
-  });
+  // With a pause for the gap between one launch and the next from a host
+  // thread that waited for it (a wake-up and an enqueue), then with yields
+  // (spin_wait.hpp): a helper yielding sooner while another process wants
+  // its CPU would miss the next launch by a time slice; one pausing longer
+  // holds a CPU the host thread or a queue worker may need.
+  const std::chrono::nanoseconds spin(spin_ns_.load(std::memory_order_relaxed));
+  detail::spin_until(
+      [&] {
+        if (stopping_.load(std::memory_order_relaxed)) return true;
+        // acquire: pairs with the caller's release of listed_, so the job's
+        // fields are visible before it is joined (the lock below orders it too).
+        if (listed_.load(std::memory_order_acquire) == 0) return false;
+        std::lock_guard<std::mutex> lk(mu_);
+        job = join_locked();
+        return job != nullptr;
+      },
+      spin, kHelperPause);
   polling_.fetch_sub(1, std::memory_order_relaxed);
   if (job != nullptr || stopping_.load(std::memory_order_relaxed)) return job;
   std::unique_lock<std::mutex> lk(mu_);
@@ -245,7 +228,8 @@ void ThreadPool::parallel_for(uint64_t n, RangeFn body) {
   // wait until they have all left it: poll first (they are running), then
   // park.
   auto all_left = [&] { return job.helpers.load(std::memory_order_acquire) == 0; };
-  if (!poll_for(spin_ns_.load(std::memory_order_relaxed), all_left)) {
+  const std::chrono::nanoseconds spin(spin_ns_.load(std::memory_order_relaxed));
+  if (!detail::spin_until(all_left, spin, spin)) {
     lk.lock();
     ++parked_callers_;
     done_cv_.wait(lk, all_left);

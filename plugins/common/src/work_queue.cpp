@@ -11,18 +11,18 @@
 #include <cstdio>
 #include <exception>
 
-#include "cpu_relax.hpp"
 #include "spin_wait.hpp"
 
 namespace axl::common {
 
 namespace {
 
-// How long an idle worker polls before it parks on the condition variable.
-// Parking costs the next enqueue a futex wake (~2-5 us); a short spin keeps
-// back-to-back enqueues cheap without burning a core when the queue is idle.
-constexpr int kSpinIterations = 256;
-constexpr int kYieldIterations = 4;
+// How long an idle worker polls, all of it with a pause unless a waiter is
+// on its CPU (spin_wait.hpp), before it parks on the condition variable.
+// Parking costs the next enqueue a futex wake (~2-5 us, tens on a loaded
+// machine); a short poll keeps back-to-back enqueues cheap without burning
+// a core when the queue is idle.
+constexpr std::chrono::microseconds kWorkerSpin{8};
 
 void name_this_thread(const std::string& name) {
   // Linux limits names to 15 characters plus NUL; longer names are refused.
@@ -165,8 +165,12 @@ SyncResult WorkQueue::synchronize() {
   const uint64_t target = enqueued_.load(std::memory_order_acquire);
   // Spinning leaves wake_at_ alone, so the worker sees no waiter and takes
   // no lock for it; only a waiter that parks lowers wake_at_.
+  waiter_cpu_.store(detail::current_cpu(), std::memory_order_relaxed);
   const bool reached =
-      detail::spin_until([&] { return completed_.load(std::memory_order_acquire) >= target; });
+      detail::spin_until([&] { return completed_.load(std::memory_order_acquire) >= target; },
+                         detail::kSpinWaitTotal, detail::kSpinWaitPause,
+                         [&] { return detail::on_cpu_of(worker_cpu_.load(std::memory_order_relaxed)); });
+  waiter_cpu_.store(-1, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lk(mu_);
   if (!reached) wait_completed_locked(lk, target, nullptr);
   // The worker records a failure under mu_ before it counts the operation
@@ -314,15 +318,12 @@ void WorkQueue::worker_main() {
   for (;;) {
     uint64_t available = enqueued_.load(std::memory_order_acquire);
     if (available == done) {
-      for (int i = 0; i < kSpinIterations + kYieldIterations && available == done; ++i) {
-        if (i < kSpinIterations) {
-          detail::cpu_relax();
-        } else {
-          std::this_thread::yield();
-        }
-        available = enqueued_.load(std::memory_order_acquire);
-      }
-      if (available == done) {
+      // Yields at once while a synchronize runs beside it: that thread
+      // needs this CPU to see the work done and enqueue more.
+      const bool more = detail::spin_until(
+          [&] { return (available = enqueued_.load(std::memory_order_acquire)) != done; }, kWorkerSpin,
+          kWorkerSpin, [&] { return detail::on_cpu_of(waiter_cpu_.load(std::memory_order_relaxed)); });
+      if (!more) {
         std::unique_lock<std::mutex> lk(mu_);
         if (enqueued_.load(std::memory_order_relaxed) == done) {
           if (stopping_) return;
@@ -335,6 +336,7 @@ void WorkQueue::worker_main() {
         continue;
       }
     }
+    worker_cpu_.store(detail::current_cpu(), std::memory_order_relaxed);
     while (done < available) {
       if (head_index_ == Chunk::kSlots) {
         // The chunk is used up and the producer is past it (there is

@@ -326,6 +326,12 @@ class WorkQueue {
   uint32_t head_index_ = 0;
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> wake_at_{kNoWaiter};
+  // Where the two ends of a wait run, so that neither pauses while the
+  // other needs its CPU (spin_wait.hpp): the CPU the worker last started a
+  // batch of operations on, and the CPU of the last thread to begin a
+  // synchronize (-1: none since it returned).
+  std::atomic<int> worker_cpu_{-1};
+  std::atomic<int> waiter_cpu_{-1};
 
   // Cold: used at start and stop only.
   alignas(64) std::thread worker_;
