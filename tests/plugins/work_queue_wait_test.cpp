@@ -125,6 +125,14 @@ TEST_CASE("WorkQueue wait: a waiter on the worker's own CPU is answered, round t
       REQUIRE(q.synchronize().status == AXL_SUCCESS);
       REQUIRE(ran.load() == i + 1);
     }
+    // The same through an event recorded behind each operation.
+    Ref<Event> ev = make_ref<Event>();
+    for (int i = 0; i < 2000; ++i) {
+      REQUIRE(q.enqueue({}, [&] { ran++; }) == AXL_SUCCESS);
+      REQUIRE(ev->record(q) == AXL_SUCCESS);
+      REQUIRE(ev->synchronize().status == AXL_SUCCESS);
+      REQUIRE(ran.load() == 2000 + i + 1);
+    }
   }
   REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof old_mask, &old_mask) == 0);
 }

@@ -27,7 +27,10 @@ axl_status Event::record(WorkQueue& queue) {
       [self = Ref<Event>(this), gen](SyncResult pending) noexcept { self->complete(gen, std::move(pending)); });
   // Published after the enqueue: a marker that already ran only makes
   // completed_ briefly ahead, which query() reads as complete anyway.
-  if (status == AXL_SUCCESS) recorded_.store(gen, std::memory_order_release);
+  if (status == AXL_SUCCESS) {
+    cpu_slot_.store(queue.cpu_slot(), std::memory_order_relaxed);
+    recorded_.store(gen, std::memory_order_release);
+  }
   return status;
 }
 
@@ -52,9 +55,17 @@ void Event::complete(uint64_t gen, SyncResult error) noexcept {
 }
 
 void Event::wait_for(uint64_t gen) noexcept {
-  // Spins first (spin_wait.hpp); complete() notifies only once a waiter
-  // has parked and counted itself in waiters_.
-  if (detail::spin_until([&] { return completed_.load(std::memory_order_acquire) >= gen; })) return;
+  auto reached = [&] { return completed_.load(std::memory_order_acquire) >= gen; };
+  if (reached()) return;
+  // Spins first (spin_wait.hpp), yielding at once beside the worker that
+  // completes it; complete() notifies only once a waiter has parked and
+  // counted itself in waiters_.
+  const uint32_t slot = cpu_slot_.load(std::memory_order_relaxed);
+  detail::WaitSides::waiter(slot, true);
+  const bool spun = detail::spin_until(reached, detail::kSpinWaitTotal, detail::kSpinWaitPause,
+                                       [slot] { return detail::WaitSides::beside_worker(slot); });
+  detail::WaitSides::waiter(slot, false);
+  if (spun) return;
   std::unique_lock<std::mutex> lk(mu_);
   ++waiters_;
   cv_.wait(lk, [&] { return completed_.load(std::memory_order_relaxed) >= gen; });

@@ -10,7 +10,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 #include "cpu_relax.hpp"
@@ -82,5 +84,45 @@ inline int current_cpu() noexcept { return sched_getcpu(); }
 
 // True when `cpu` (another thread's last current_cpu()) is this thread's.
 inline bool on_cpu_of(int cpu) noexcept { return cpu >= 0 && cpu == current_cpu(); }
+
+// Where the two ends of waits on a queue run, for `beside`: the CPU its
+// worker last started a batch of operations on, and the CPU of the last
+// thread to begin waiting for it (a host thread, or another queue's worker
+// waiting on an event; -1: none waits). A fixed table, one
+// padded slot per queue, found by the number the queue took at
+// construction (WorkQueue::cpu_slot), so an event, which may outlive the
+// queue it was recorded on, can still read its slot. Slots are reused
+// after kSlots queues: a shared slot only makes `beside` guess wrong, never
+// unsafe.
+struct alignas(64) WaitSidesSlot {
+  std::atomic<int> worker{-1};
+  std::atomic<int> waiter{-1};
+};
+class WaitSides {
+ public:
+  static constexpr uint32_t kSlots = 256;
+  static uint32_t take_slot() noexcept { return next_.fetch_add(1, std::memory_order_relaxed) % kSlots; }
+  // Stored only when it changed: waiters read the line while they spin.
+  static void worker_runs(uint32_t slot) noexcept {
+    const int cpu = current_cpu();
+    if (slots_[slot].worker.load(std::memory_order_relaxed) != cpu)
+      slots_[slot].worker.store(cpu, std::memory_order_relaxed);
+  }
+  // A host thread begins (true) or ends (false) a wait on the queue.
+  static void waiter(uint32_t slot, bool waits) noexcept {
+    slots_[slot].waiter.store(waits ? current_cpu() : -1, std::memory_order_relaxed);
+  }
+  // The waiter's and the worker's `beside` tests.
+  static bool beside_worker(uint32_t slot) noexcept {
+    return on_cpu_of(slots_[slot].worker.load(std::memory_order_relaxed));
+  }
+  static bool beside_waiter(uint32_t slot) noexcept {
+    return on_cpu_of(slots_[slot].waiter.load(std::memory_order_relaxed));
+  }
+
+ private:
+  static inline WaitSidesSlot slots_[kSlots];
+  static inline std::atomic<uint32_t> next_{0};
+};
 
 }  // namespace axl::common::detail

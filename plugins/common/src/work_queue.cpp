@@ -57,7 +57,8 @@ void delete_chunk_ring(auto* first) {
 WorkQueue::WorkQueue(Options options)
     : options_(std::move(options)),
       may_run_now_(!options_.cost_hook),
-      capacity_(options_.capacity != 0 ? options_.capacity : kDefaultCapacity) {
+      capacity_(options_.capacity != 0 ? options_.capacity : kDefaultCapacity),
+      cpu_slot_(detail::WaitSides::take_slot()) {
   auto first = std::make_unique<Chunk>();
   chunks_allocated_ = 1;
   head_chunk_ = tail_chunk_ = first.get();
@@ -165,12 +166,16 @@ SyncResult WorkQueue::synchronize() {
   const uint64_t target = enqueued_.load(std::memory_order_acquire);
   // Spinning leaves wake_at_ alone, so the worker sees no waiter and takes
   // no lock for it; only a waiter that parks lowers wake_at_.
-  waiter_cpu_.store(detail::current_cpu(), std::memory_order_relaxed);
-  const bool reached =
-      detail::spin_until([&] { return completed_.load(std::memory_order_acquire) >= target; },
-                         detail::kSpinWaitTotal, detail::kSpinWaitPause,
-                         [&] { return detail::on_cpu_of(worker_cpu_.load(std::memory_order_relaxed)); });
-  waiter_cpu_.store(-1, std::memory_order_relaxed);
+  // Yields at once beside the worker; the worker does the same beside this
+  // thread (WaitSides).
+  auto done = [&] { return completed_.load(std::memory_order_acquire) >= target; };
+  bool reached = done();
+  if (!reached) {
+    detail::WaitSides::waiter(cpu_slot_, true);
+    reached = detail::spin_until(done, detail::kSpinWaitTotal, detail::kSpinWaitPause,
+                                 [&] { return detail::WaitSides::beside_worker(cpu_slot_); });
+    detail::WaitSides::waiter(cpu_slot_, false);
+  }
   std::unique_lock<std::mutex> lk(mu_);
   if (!reached) wait_completed_locked(lk, target, nullptr);
   // The worker records a failure under mu_ before it counts the operation
@@ -322,7 +327,7 @@ void WorkQueue::worker_main() {
       // needs this CPU to see the work done and enqueue more.
       const bool more = detail::spin_until(
           [&] { return (available = enqueued_.load(std::memory_order_acquire)) != done; }, kWorkerSpin,
-          kWorkerSpin, [&] { return detail::on_cpu_of(waiter_cpu_.load(std::memory_order_relaxed)); });
+          kWorkerSpin, [&] { return detail::WaitSides::beside_waiter(cpu_slot_); });
       if (!more) {
         std::unique_lock<std::mutex> lk(mu_);
         if (enqueued_.load(std::memory_order_relaxed) == done) {
@@ -336,7 +341,7 @@ void WorkQueue::worker_main() {
         continue;
       }
     }
-    worker_cpu_.store(detail::current_cpu(), std::memory_order_relaxed);
+    detail::WaitSides::worker_runs(cpu_slot_);
     while (done < available) {
       if (head_index_ == Chunk::kSlots) {
         // The chunk is used up and the producer is past it (there is

@@ -64,6 +64,9 @@ class Event : public RefCounted<Event> {
   // generation whose marker failed to enqueue.
   std::mutex record_mu_;
   std::atomic<uint64_t> recorded_{0};   // newest generation enqueued
+  // The cpu_slot() of the queue of the newest record: where the thread that
+  // completes it runs, for a waiter's spin (spin_wait.hpp).
+  std::atomic<uint32_t> cpu_slot_{0};
   std::atomic<uint64_t> completed_{0};  // newest generation reached
 
   mutable std::mutex mu_;  // guards timestamp_ns_, waiters_, the condvar

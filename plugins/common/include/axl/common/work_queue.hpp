@@ -184,6 +184,10 @@ class WorkQueue {
   // True on the queue's own worker thread (inside an operation).
   bool on_worker_thread() const noexcept;
 
+  // Where this queue's worker and waiters run (the slot of WaitSides, in
+  // plugins/common/src/spin_wait.hpp): an event recorded here keeps it.
+  uint32_t cpu_slot() const noexcept { return cpu_slot_; }
+
  private:
   struct Slot {
     axl_status (*invoke)(Slot&, std::string&);
@@ -326,12 +330,11 @@ class WorkQueue {
   uint32_t head_index_ = 0;
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> wake_at_{kNoWaiter};
-  // Where the two ends of a wait run, so that neither pauses while the
-  // other needs its CPU (spin_wait.hpp): the CPU the worker last started a
-  // batch of operations on, and the CPU of the last thread to begin a
-  // synchronize (-1: none since it returned).
-  std::atomic<int> worker_cpu_{-1};
-  std::atomic<int> waiter_cpu_{-1};
+
+  // This queue's slot of the table of where its worker and its waiters
+  // run (spin_wait.hpp's WaitSides), so neither pauses while the other
+  // needs its CPU.
+  const uint32_t cpu_slot_;
 
   // Cold: used at start and stop only.
   alignas(64) std::thread worker_;
