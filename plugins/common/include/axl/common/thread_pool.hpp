@@ -9,9 +9,10 @@
 //   preempted, delays the others by at most one small range: nobody is
 //   handed a share in advance that the others must wait for.
 // - Helpers stay hot: after a job a helper polls for the next one for a
-//   bounded time (spin(), 1 ms by default) before it parks on a condition
-//   variable, so back-to-back launches find it running, not asleep on a run
-//   queue. An idle process spends at most spin() of CPU per helper after its
+//   bounded time (spin(), 1 ms by default; a pause for the first 50 us,
+//   then yields, so it gives way to a thread placed on its CPU) before it
+//   parks on a condition variable, so back-to-back launches find it
+//   running, not asleep on a run queue. An idle process spends at most spin() of CPU per helper after its
 //   last launch, then nothing.
 // - The caller never waits for a wake-up: it starts on its own job at once.
 //   It wakes one parked helper only when none is polling; a helper that
