@@ -55,17 +55,13 @@ void Event::complete(uint64_t gen, SyncResult error) noexcept {
 }
 
 void Event::wait_for(uint64_t gen) noexcept {
-  auto reached = [&] { return completed_.load(std::memory_order_acquire) >= gen; };
-  if (reached()) return;
   // Spins first (spin_wait.hpp), yielding at once beside the worker that
   // completes it; complete() notifies only once a waiter has parked and
   // counted itself in waiters_.
-  const uint32_t slot = cpu_slot_.load(std::memory_order_relaxed);
-  detail::WaitSides::waiter(slot, true);
-  const bool spun = detail::spin_until(reached, detail::kSpinWaitTotal, detail::kSpinWaitPause,
-                                       [slot] { return detail::WaitSides::beside_worker(slot); });
-  detail::WaitSides::waiter(slot, false);
-  if (spun) return;
+  if (detail::WaitSides::spin_as_waiter(cpu_slot_.load(std::memory_order_relaxed), [&] {
+        return completed_.load(std::memory_order_acquire) >= gen;
+      }))
+    return;
   std::unique_lock<std::mutex> lk(mu_);
   ++waiters_;
   cv_.wait(lk, [&] { return completed_.load(std::memory_order_relaxed) >= gen; });

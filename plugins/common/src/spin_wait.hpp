@@ -112,6 +112,18 @@ class WaitSides {
   static void waiter(uint32_t slot, bool waits) noexcept {
     slots_[slot].waiter.store(waits ? current_cpu() : -1, std::memory_order_relaxed);
   }
+  // A host wait's spin on the queue of `slot` (WorkQueue::synchronize,
+  // Event's waits): spin_until's, yielding at once beside the worker, and
+  // seen by that worker while it lasts. A wait already done touches no slot.
+  template <class Done>
+  static bool spin_as_waiter(uint32_t slot, Done&& done) {
+    if (done()) return true;
+    waiter(slot, true);
+    const bool reached =
+        spin_until(done, kSpinWaitTotal, kSpinWaitPause, [slot] { return beside_worker(slot); });
+    waiter(slot, false);
+    return reached;
+  }
   // The waiter's and the worker's `beside` tests.
   static bool beside_worker(uint32_t slot) noexcept {
     return on_cpu_of(slots_[slot].worker.load(std::memory_order_relaxed));

@@ -168,14 +168,8 @@ SyncResult WorkQueue::synchronize() {
   // no lock for it; only a waiter that parks lowers wake_at_.
   // Yields at once beside the worker; the worker does the same beside this
   // thread (WaitSides).
-  auto done = [&] { return completed_.load(std::memory_order_acquire) >= target; };
-  bool reached = done();
-  if (!reached) {
-    detail::WaitSides::waiter(cpu_slot_, true);
-    reached = detail::spin_until(done, detail::kSpinWaitTotal, detail::kSpinWaitPause,
-                                 [&] { return detail::WaitSides::beside_worker(cpu_slot_); });
-    detail::WaitSides::waiter(cpu_slot_, false);
-  }
+  const bool reached = detail::WaitSides::spin_as_waiter(
+      cpu_slot_, [&] { return completed_.load(std::memory_order_acquire) >= target; });
   std::unique_lock<std::mutex> lk(mu_);
   if (!reached) wait_completed_locked(lk, target, nullptr);
   // The worker records a failure under mu_ before it counts the operation
