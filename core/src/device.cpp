@@ -241,6 +241,10 @@ AXL_API axl_status axl_device_get_memory_info(axl_device_t device, uint64_t* out
     if (!out_free || !out_total)
       return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_device_get_memory_info: NULL output");
     if (axl_status s = device_usable(d)) return s;
+    // Released memory whose queues have finished with it is freed first, so
+    // the figure after a release and a synchronize does not depend on when
+    // the reaper thread runs (nothing here waits for a queue).
+    reclaim_deferred_frees(d, nullptr);
     return AXL_CALL(d->backend, device_get_memory_info, d->pdev, out_free, out_total);
   });
 }

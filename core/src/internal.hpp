@@ -453,7 +453,10 @@ struct Queue : Object {
   // After a synchronize that began when `seen` submissions were made.
   void note_synced(uint64_t seen) {
     uint64_t cur = synced.load(std::memory_order_relaxed);
-    while (cur < seen && !synced.compare_exchange_weak(cur, seen, std::memory_order_relaxed)) {}
+    // Release: idle()'s reader (a buffer free, reaper.cpp) then sees the
+    // finished work the synchronize saw.
+    while (cur < seen && !synced.compare_exchange_weak(cur, seen, std::memory_order_release,
+                                                       std::memory_order_relaxed)) {}
   }
 };
 

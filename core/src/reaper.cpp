@@ -242,8 +242,12 @@ void free_after_queues(std::vector<Queue*>& used_by, std::function<void()> free,
   for (Queue* q : used_by) {
     Backend* qb = q->device->backend;
     // In a forked child a poisoned backend's threads are gone and none of
-    // the parent's work runs here: nothing to wait for.
-    if (!qb->poisoned.load()) {
+    // the parent's work runs here: nothing to wait for. A queue synchronized
+    // since its last submission has finished every use: no marker, so a
+    // buffer released after its queues' synchronize is freed before the
+    // release returns and the device's free memory shows it at once (as
+    // after cuMemFree), not whenever the reaper thread gets to it.
+    if (!qb->poisoned.load() && !q->idle()) {
       axl_pevent ev = nullptr;
       // At exit no marker is enqueued: a full queue that never progresses
       // would block this release (exit.cpp); the reaper waits for the whole

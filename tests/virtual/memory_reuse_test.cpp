@@ -3,7 +3,9 @@
 // core/src/reaper.cpp) must not make a later allocation fail. An allocation
 // that does not fit frees what is ready and waits for what will be; a
 // synchronize leaves the memory free at once; an allocation that still
-// fails says how much is pending release.
+// fails says how much is pending release. A buffer released after its
+// queues' synchronize is freed at once, and the free-memory figure counts a
+// deferred free whose queues have finished.
 //
 // A 1 MiB virtual device with simulated latency, so the work queued on a
 // released buffer is really still pending when the next allocation comes.
@@ -45,6 +47,30 @@ TEST_CASE("child: released memory is reused", "[.child]") {
     use_and_release(d, q);
     d.synchronize();  // the device-wide synchronize too
     CHECK(free_bytes(d) == kDevice);
+  }
+  SECTION("a buffer released after its queue's synchronize is free when the release returns") {
+    // Nothing of its use is pending: no marker goes to the queue (one would
+    // take the simulated 20 ms, and the reaper thread would free later).
+    for (int i = 0; i < 3; ++i) {
+      {
+        axl::Buffer b = d.allocate(kBig);
+        q.fill(b, 0x5a, 1);
+        q.synchronize();
+      }
+      CHECK(free_bytes(d) == kDevice);
+    }
+  }
+  SECTION("the free memory figure counts a deferred free whose queue has since finished") {
+    // Released while its fill is pending; the queue then finishes, seen
+    // through an event rather than a queue synchronize: memory_info frees
+    // what is ready before it reads the figure.
+    for (int i = 0; i < 3; ++i) {
+      use_and_release(d, q);
+      axl::Event done = d.create_event();
+      q.record(done);
+      done.synchronize();
+      CHECK(free_bytes(d) == kDevice);
+    }
   }
   SECTION("an allocation that does not fit waits for the pending free") {
     for (int i = 0; i < 3; ++i) {
