@@ -231,17 +231,17 @@ TEST_CASE("direct: latency and bandwidth set at run time", "[virtual][direct][si
   CHECK(ms_since(t0) >= 29.0);
   REQUIRE(option("virtual_latency_us", "0") == AXL_SUCCESS);
 
-  REQUIRE(option("virtual_bandwidth_gbps", "0.005") == AXL_SUCCESS);  // 100 kB: 20 ms
+  REQUIRE(option("virtual_bandwidth_gbps", "0.001") == AXL_SUCCESS);  // 100 kB: 100 ms
   t0 = std::chrono::steady_clock::now();
   REQUIRE(t.queue_copy_htod(q, a, src.data(), src.size()) == AXL_SUCCESS);
   REQUIRE(t.queue_synchronize(q) == AXL_SUCCESS);
-  CHECK(ms_since(t0) >= 19.0);
+  CHECK(ms_since(t0) >= 99.0);
   REQUIRE(option("virtual_bandwidth_gbps", "0") == AXL_SUCCESS);
 
   t0 = std::chrono::steady_clock::now();
   REQUIRE(t.queue_copy_htod(q, a, src.data(), src.size()) == AXL_SUCCESS);
   REQUIRE(t.queue_synchronize(q) == AXL_SUCCESS);
-  CHECK(ms_since(t0) < 15.0);
+  CHECK(ms_since(t0) < 60.0);  // no bandwidth cost; room for a loaded machine's scheduling
   REQUIRE(t.queue_destroy(q) == AXL_SUCCESS);
   REQUIRE(t.memory_free(d, a) == AXL_SUCCESS);
 }
