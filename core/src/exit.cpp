@@ -56,13 +56,35 @@ constexpr int64_t kLastLookMs = 2;
 // Milliseconds of late looks that ran out so far.
 std::atomic<int64_t> g_late_spent_ms{0};
 
-// Shared between the releasing thread and the drain thread, which may
-// outlive the wait (and the queue object's core state) when abandoned.
-struct Drain {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-};
+// How run_detached_until's work went by its deadline.
+enum class Detached { finished, running, no_thread };
+
+// Runs `work` on a thread of its own and waits for it until `until`: the
+// one way exit code waits for something that may never finish (a queue's
+// drain, a caller's wait). `running`: not done by then; the thread lives on,
+// detached, and may outlive the caller's objects (`work` owns what it
+// touches). `no_thread`: none could be started (stuck waits and abandoned
+// queues hold many at exit), so `work` never ran.
+Detached run_detached_until(std::function<void()> work, std::chrono::steady_clock::time_point until) {
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto state = std::make_shared<Done>();
+  try {
+    std::thread([state, work = std::move(work)] {
+      work();
+      std::lock_guard<std::mutex> lk(state->mu);
+      state->done = true;
+      state->cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    return Detached::no_thread;
+  }
+  std::unique_lock<std::mutex> lk(state->mu);
+  return state->cv.wait_until(lk, until, [&] { return state->done; }) ? Detached::finished : Detached::running;
+}
 
 // "N operation(s)" for the abandoned-queue warning: "about N" when the
 // count may have lost concurrent submissions (Queue::count_exact), no
@@ -102,17 +124,6 @@ bool drain_queue_for_exit(Queue* q) {
   if (q->idle()) return true;
   Backend* b = q->device->backend;
   axl_pqueue pq = q->pq;
-  auto state = std::make_shared<Drain>();
-  try {
-    std::thread([state, b, pq] {
-      AXL_CALL(b, queue_synchronize, pq);  // its error is nobody's to see now
-      std::lock_guard<std::mutex> lk(state->mu);
-      state->done = true;
-      state->cv.notify_all();
-    }).detach();
-  } catch (const std::system_error&) {
-    // No thread to drain with: abandoning is what the deadline would do.
-  }
   // Once an earlier stuck queue has used up the shared deadline, a queue
   // that is merely idle still needs its drain thread to run: each gets a
   // short look past the deadline (kLateLookMs). Only looks that run out are
@@ -126,8 +137,10 @@ bool drain_queue_for_exit(Queue* q) {
   const bool budget_left = g_late_spent_ms.load() < kLateBudgetMs;
   const int64_t look_ms = budget_left ? kLateLookMs : kLastLookMs;
   const auto until = std::max(deadline, std::chrono::steady_clock::now() + milliseconds(look_ms));
-  std::unique_lock<std::mutex> lk(state->mu);
-  if (state->cv.wait_until(lk, until, [&] { return state->done; })) return true;
+  // The synchronize's error is nobody's to see now. With no thread to drain
+  // with, the queue is abandoned, as the deadline would do.
+  if (run_detached_until([b, pq] { AXL_CALL(b, queue_synchronize, pq); }, until) == Detached::finished)
+    return true;
   if (budget_left) g_late_spent_ms.fetch_add(look_ms);
   std::string gate;
   {
@@ -151,40 +164,34 @@ bool drain_queue_for_exit(Queue* q) {
 
 axl_status wait_past_exit_begin(Object* keep, const char* what, std::function<axl_status()> wait,
                                 bool* gave_up) {
-  struct Waited : Drain {
+  struct Outcome {
     axl_status status = AXL_SUCCESS;
     ErrorOrigin why;  // the waiting thread's error detail, when it failed
   };
-  auto state = std::make_shared<Waited>();
+  // Read only once the work finished (run_detached_until's lock orders it).
+  auto out = std::make_shared<Outcome>();
   retain(keep);
-  try {
-    std::thread([state, keep, wait = std::move(wait)] {
-      const axl_status s = wait();
-      ErrorOrigin why;
-      if (s != AXL_SUCCESS) why = last_error_origin();
-      release(keep);
-      std::lock_guard<std::mutex> lk(state->mu);
-      state->status = s;
-      state->why = std::move(why);
-      state->done = true;
-      state->cv.notify_all();
-    }).detach();
-  } catch (const std::system_error&) {
-    // No thread to wait with (stuck waits and abandoned queues hold many at
-    // exit): waiting in place could hang, so give up as the deadline would.
+  auto work = [out, keep, wait = std::move(wait)] {
+    out->status = wait();
+    if (out->status != AXL_SUCCESS) out->why = last_error_origin();
     release(keep);
-    *gave_up = true;
-    return fail(AXL_ERROR_TIMEOUT,
-                "%s: the process is exiting and no thread could be started to wait with a deadline, so the "
-                "wait gave up; the work it waited for is left for the operating system",
-                what);
-  }
+  };
   const auto until =
       std::max(exit_deadline(), std::chrono::steady_clock::now() + std::chrono::milliseconds(kLastLookMs));
-  std::unique_lock<std::mutex> lk(state->mu);
-  if (state->cv.wait_until(lk, until, [&] { return state->done; })) {
-    if (state->status == AXL_SUCCESS) return AXL_SUCCESS;
-    return fail_from(state->status, state->why, state->why.message);
+  switch (run_detached_until(std::move(work), until)) {
+    case Detached::finished:
+      if (out->status == AXL_SUCCESS) return AXL_SUCCESS;
+      return fail_from(out->status, out->why, out->why.message);
+    case Detached::no_thread:
+      // Waiting in place could hang, so give up as the deadline would.
+      release(keep);
+      *gave_up = true;
+      return fail(AXL_ERROR_TIMEOUT,
+                  "%s: the process is exiting and no thread could be started to wait with a deadline, so the "
+                  "wait gave up; the work it waited for is left for the operating system",
+                  what);
+    case Detached::running:
+      break;
   }
   *gave_up = true;
   return fail(AXL_ERROR_TIMEOUT,
