@@ -118,10 +118,16 @@ AXL_API axl_status axl_event_synchronize(axl_event_t event) {
   return guard([&]() -> axl_status {
     Event* e = nullptr;
     if (axl_status s = usable_event(event, "event", &e)) return s;
+    const Queue* last = nullptr;
     {
       std::lock_guard<std::mutex> lk(e->mu);
       if (!e->recorded) return AXL_SUCCESS;
+      last = e->last_queue;
     }
+    // From a host function of the queue the last record went to: done if
+    // the record was before the function; pending, it is behind it.
+    if (in_host_func_of(last, nullptr) && AXL_CALL(e->device->backend, event_query, e->pe) == AXL_ERROR_NOT_READY)
+      return refuse_wait_for_itself("axl_event_synchronize", false);
     bool gave_up = false;
     return event_synchronize_bounded(e, e->device->backend, e->pe, "axl_event_synchronize", &gave_up);
   });

@@ -382,9 +382,17 @@ struct Completion;
 
 // What a completion knows of its queue: the queue nulls it once it has
 // drained and is gone, so a completion may outlive its queue.
+struct HostFuncCall;  // queue.cpp
 struct QueueLink {
   std::mutex mu;
   Queue* queue = nullptr;
+  // The application's host functions enqueued on the queue and not yet
+  // called (queue.cpp). Each is freed when called; a backend skips the call
+  // of one whose queue failed, so what is left once the queue is destroyed
+  // is freed then. Here, not in Queue: a call may come after the queue is
+  // gone (a destroy the backend refused), and this outlives it.
+  std::mutex calls_mu;
+  HostFuncCall* calls = nullptr;
 };
 
 struct Queue : Object {
@@ -517,6 +525,12 @@ axl_status queue_create_internal(Device* d, bool is_default, Queue** out, uint32
 // Later work on `waiter` waits for everything enqueued on `signaler` so far,
 // across backends if need be.
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler);
+// Whether this thread runs an application host function
+// (axl_queue_enqueue_host_func) of queue `q`, or, with q null, of one of
+// device `d`'s queues (queue.cpp). A wait there for work behind the function
+// would wait for itself: refuse_wait_for_itself's INVALID_STATE naming `what`.
+bool in_host_func_of(const Queue* q, const Device* d);
+axl_status refuse_wait_for_itself(const char* what, bool device_wide);
 axl_status queue_usable(Queue* q);
 // The queue a handle names (*out), usable in this process:
 // AXL_ERROR_INVALID_HANDLE or the backend's error otherwise. Inlined at

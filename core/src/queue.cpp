@@ -8,6 +8,9 @@
 static_assert(sizeof(axl_queue_options) == 16, "axl_queue_options is ABI (1.2)");
 
 namespace axl::core {
+namespace {
+void free_uncalled_host_funcs(QueueLink& link);  // below
+}  // namespace
 
 Queue::~Queue() {
   if (device) {
@@ -20,14 +23,17 @@ Queue::~Queue() {
     // queue either got in first or, after this, sees a drained queue.
     // At exit the drain is bounded (exit.cpp); an abandoned queue is not
     // destroyed, since queue_destroy would wait for the work that is stuck.
-    const bool drained = !pq || device->backend->poisoned.load() || !exit_began() ||
-                         drain_queue_for_exit(this);
+    const bool poisoned = device && device->backend->poisoned.load();
+    const bool drained = !pq || poisoned || !exit_began() || drain_queue_for_exit(this);
+    bool destroyed = poisoned;  // a forked child's backend calls nothing of the parent's
     std::lock_guard<std::mutex> lk(link->mu);
-    if (pq && drained && !device->backend->poisoned.load()) {
+    if (pq && drained && !poisoned) {
       // queue_destroy drains pending work first (plugin.h).
-      AXL_CALL(device->backend, queue_destroy, pq);
+      destroyed = AXL_CALL(device->backend, queue_destroy, pq) == AXL_SUCCESS;
     }
     link->queue = nullptr;
+    // Host functions it never called it never will.
+    if (destroyed) free_uncalled_host_funcs(*link);
   }
   abandon_open_completion(this);
   if (device && !is_default) release(device);
@@ -97,7 +103,86 @@ void signal_host_value(void* p) {
   delete s;
 }
 
+// The application's host function this thread is running, if any
+// (run_host_func), so that a synchronize called from inside it fails at once
+// on every backend: it would wait for itself. The cpu and virtual plugins
+// refuse that too, but only on their own worker thread, which a bounded
+// wait after exit began is not (it waits from a thread of its own); CUDA's
+// host functions must not call the driver at all. Compared, never followed:
+// the queue may be gone by the time the function returns.
+thread_local const Queue* t_host_func_queue = nullptr;
+thread_local const Device* t_host_func_device = nullptr;
+
 }  // namespace
+
+struct HostFuncCall {
+  axl_host_callback fn;
+  void* user_data;
+  const Queue* queue;
+  const Device* device;
+  std::shared_ptr<QueueLink> link;  // whose list holds this call
+  HostFuncCall* prev = nullptr;
+  HostFuncCall* next = nullptr;
+};
+
+namespace {
+
+void link_call(HostFuncCall* c) {
+  std::lock_guard<std::mutex> lk(c->link->calls_mu);
+  c->next = c->link->calls;
+  if (c->next) c->next->prev = c;
+  c->link->calls = c;
+}
+
+void unlink_call(HostFuncCall* c) {
+  std::lock_guard<std::mutex> lk(c->link->calls_mu);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    c->link->calls = c->next;
+  if (c->next) c->next->prev = c->prev;
+}
+
+// Frees the calls the backend will never make (its queue is destroyed).
+void free_uncalled_host_funcs(QueueLink& link) {
+  HostFuncCall* c = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(link.calls_mu);
+    c = std::exchange(link.calls, nullptr);
+  }
+  while (c) delete std::exchange(c, c->next);
+}
+
+void run_host_func(void* p) {
+  std::unique_ptr<HostFuncCall> c(static_cast<HostFuncCall*>(p));
+  unlink_call(c.get());
+  struct Restore {
+    const Queue* q = t_host_func_queue;
+    const Device* d = t_host_func_device;
+    ~Restore() {
+      t_host_func_queue = q;
+      t_host_func_device = d;
+    }
+  } restore;
+  t_host_func_queue = c->queue;
+  t_host_func_device = c->device;
+  c->fn(c->user_data);
+}
+
+}  // namespace
+
+bool in_host_func_of(const Queue* q, const Device* d) {
+  if (!t_host_func_device) [[likely]]
+    return false;
+  return q ? q == t_host_func_queue : d == t_host_func_device;
+}
+
+axl_status refuse_wait_for_itself(const char* what, bool device_wide) {
+  return fail(AXL_ERROR_INVALID_STATE,
+              "%s was called from a host function running on %s; it would wait for itself (a host "
+              "function must not call blocking functions: axl_queue_enqueue_host_func)",
+              what, device_wide ? "one of that device's queues" : "that queue");
+}
 
 axl_status queue_wait_internal(Queue* waiter, Queue* signaler) {
   if (waiter == signaler) return AXL_SUCCESS;
@@ -251,6 +336,7 @@ AXL_API axl_status axl_queue_synchronize(axl_queue_t queue) {
   return guard([&]() -> axl_status {
     Queue* q = nullptr;
     if (axl_status s = usable_queue(queue, &q)) return s;
+    if (in_host_func_of(q, nullptr)) return refuse_wait_for_itself("axl_queue_synchronize", false);
     // Not under submit_mu: other threads may keep enqueueing while we wait.
     const uint64_t seen = q->submitted.load();
     bool gave_up = false;
@@ -267,6 +353,7 @@ AXL_API axl_status axl_device_synchronize(axl_device_t device) {
     Device* d = as<Device>(device, Kind::device, "device");
     if (!d) return AXL_ERROR_INVALID_HANDLE;
     if (axl_status s = device_usable(d)) return s;
+    if (in_host_func_of(nullptr, d)) return refuse_wait_for_itself("axl_device_synchronize", true);
     std::vector<Queue*> qs;
     {
       std::lock_guard<std::mutex> lk(d->queues_mu);
@@ -393,7 +480,14 @@ AXL_API axl_status axl_queue_enqueue_host_func(axl_queue_t queue, axl_host_callb
     if (axl_status s = usable_queue(queue, &q)) return s;
     if (!fn) return fail(AXL_ERROR_INVALID_ARGUMENT, "axl_queue_enqueue_host_func: fn is NULL");
     close_open_completion(q);  // fn may block the queue for as long as it likes
-    return Submission::enqueue_host_fn(q, fn, user_data);
+    auto* call = new HostFuncCall{fn, user_data, q, q->device, q->link};
+    link_call(call);  // before the enqueue: the call may come at once
+    const axl_status s = Submission::enqueue_host_fn(q, run_host_func, call);
+    if (s != AXL_SUCCESS) {  // refused: never called
+      unlink_call(call);
+      delete call;
+    }
+    return s;
   });
 }
 

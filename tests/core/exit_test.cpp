@@ -226,6 +226,50 @@ TEST_CASE("exit: after axl_process_exit_begin, waits for a gated queue give up a
   CHECK(c.seconds < 6);
 }
 
+namespace {
+
+// What a host function saw when it synchronized its own queue and device.
+struct SelfWait {
+  axl_queue_t queue = nullptr;
+  axl_device_t device = nullptr;
+  axl_status queue_status = AXL_SUCCESS, device_status = AXL_SUCCESS;
+  std::string queue_message;
+  double ms = 0;
+};
+
+void host_fn_waits_for_itself(void* p) {
+  auto* w = static_cast<SelfWait*>(p);
+  const auto t0 = std::chrono::steady_clock::now();
+  w->queue_status = axl_queue_synchronize(w->queue);
+  w->queue_message = axl_last_error_message();
+  w->device_status = axl_device_synchronize(w->device);
+  w->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("exit: a host function that synchronizes its own queue after exit began is refused at once", "[exit]") {
+  // Past exit begin a synchronize waits from a thread of its own (bounded by
+  // the deadline), so the plugin's own-worker check no longer saw it: the
+  // host function waited the whole grace for itself and got TIMEOUT.
+  Child c = run_child("2000", [] {
+    static SelfWait w;
+    w.device = cpu();
+    if (axl_queue_create(w.device, 0, &w.queue) != AXL_SUCCESS) _exit(61);
+    if (axl_process_exit_begin(nullptr) != AXL_SUCCESS) _exit(62);
+    if (axl_queue_enqueue_host_func(w.queue, host_fn_waits_for_itself, &w) != AXL_SUCCESS) _exit(63);
+    if (axl_queue_synchronize(w.queue) != AXL_SUCCESS) _exit(64);
+    if (w.queue_status != AXL_ERROR_INVALID_STATE) _exit(65);
+    if (w.queue_message.find("would wait for itself") == std::string::npos) _exit(66);
+    if (w.device_status != AXL_ERROR_INVALID_STATE) _exit(67);
+    if (w.ms > 1000) _exit(68);  // at once, not after the 2 s grace
+    axl_queue_release(w.queue);
+  });
+  INFO("child took " << c.seconds << " s; exit status " << c.status << "; log: " << c.log);
+  require_clean_exit(c);
+  CHECK(c.seconds < 6);
+}
+
 TEST_CASE("exit: work that can still run within the grace runs before the queue is released", "[exit]") {
   int rd = -1;
   Child c = run_child(

@@ -239,3 +239,73 @@ TEST_CASE("copies, fills, layout and batched copies wait for other queues' pendi
     CHECK(pw.settle(consumer) == mine);
   }
 }
+
+namespace {
+
+struct InsideHostFunc {
+  axl_queue_t own = nullptr, other_queue = nullptr;
+  axl_device_t own_device = nullptr, other_device = nullptr;
+  axl_event_t before = nullptr, behind = nullptr;  // recorded on `own` before and after the function
+  axl_status own_queue = AXL_SUCCESS, own_device_sync = AXL_SUCCESS, other = AXL_ERROR_INTERNAL,
+             other_dev = AXL_ERROR_INTERNAL, before_sync = AXL_ERROR_INTERNAL, behind_sync = AXL_SUCCESS,
+             after = AXL_ERROR_INTERNAL;
+  std::string message, behind_message;
+};
+
+void synchronize_from_inside(void* p) {
+  auto* s = static_cast<InsideHostFunc*>(p);
+  s->own_queue = axl_queue_synchronize(s->own);
+  s->message = axl_last_error_message();
+  s->own_device_sync = axl_device_synchronize(s->own_device);
+  s->other = axl_queue_synchronize(s->other_queue);  // another device's idle queue: allowed
+  s->other_dev = axl_device_synchronize(s->other_device);
+  s->before_sync = axl_event_synchronize(s->before);  // done before the function ran
+  s->behind_sync = axl_event_synchronize(s->behind);  // behind it: would wait for itself
+  s->behind_message = axl_last_error_message();
+}
+
+void note_after(void* p) { static_cast<InsideHostFunc*>(p)->after = AXL_SUCCESS; }
+
+}  // namespace
+
+TEST_CASE("a host function that synchronizes its own queue, device or a later event is refused, on every backend",
+          "[submit][threads]") {
+  // It would wait for itself. The core refuses it before any backend is
+  // asked, so a backend without its own check (or a wait past exit begin,
+  // which runs on a thread of its own) cannot hang or time out instead.
+  for (const auto& [own, other] : {std::pair{"cpu", "gpu"}, std::pair{"gpu", "cpu"}}) {
+    INFO(own);
+    axl::Device dev = axl::Device::get(own, 0), elsewhere = axl::Device::get(other, 0);
+    axl::Queue q = dev.create_queue(), q2 = elsewhere.create_queue();
+    InsideHostFunc s;
+    s.own = q.get();
+    s.own_device = dev.get();
+    s.other_queue = q2.get();
+    s.other_device = elsewhere.get();
+    axl::Event before = dev.create_event(), behind = dev.create_event();
+    s.before = before.get();
+    s.behind = behind.get();
+    // Gated, so that `behind` is recorded (and pending) when the function runs.
+    axl::Flag gate = dev.create_flag();
+    q.record(before);
+    q.wait_flag(gate, 1);
+    REQUIRE(axl_queue_enqueue_host_func(q.get(), synchronize_from_inside, &s) == AXL_SUCCESS);
+    q.record(behind);
+    REQUIRE(axl_queue_enqueue_host_func(q.get(), note_after, &s) == AXL_SUCCESS);
+    gate.signal(1);
+    q.synchronize();
+    CHECK(s.own_queue == AXL_ERROR_INVALID_STATE);
+    CHECK_THAT(s.message, Catch::Contains("axl_queue_synchronize was called from a host function running on that "
+                                          "queue; it would wait for itself"));
+    CHECK(s.own_device_sync == AXL_ERROR_INVALID_STATE);
+    CHECK(s.other == AXL_SUCCESS);
+    CHECK(s.other_dev == AXL_SUCCESS);
+    CHECK(s.before_sync == AXL_SUCCESS);
+    CHECK(s.behind_sync == AXL_ERROR_INVALID_STATE);
+    CHECK_THAT(s.behind_message, Catch::Contains("axl_event_synchronize was called from a host function"));
+    CHECK(s.after == AXL_SUCCESS);  // the queue went on
+    // Outside a host function the same calls work.
+    REQUIRE(axl_queue_synchronize(q.get()) == AXL_SUCCESS);
+    REQUIRE(axl_device_synchronize(dev.get()) == AXL_SUCCESS);
+  }
+}

@@ -320,7 +320,9 @@ AXL_API axl_status axl_enable_all_peer_access(void);
 /* Waits for all work on every queue of the device, then reports a release of
  * the device's memory that failed since (see axl_buffer_release). Backend
  * errors: the first error a queue's synchronize returned. AXL_ERROR_TIMEOUT
- * only once exit began and its deadline passed (axl_process_exit_begin). */
+ * only once exit began and its deadline passed (axl_process_exit_begin).
+ * AXL_ERROR_INVALID_STATE when called from a host function running on one
+ * of the device's queues. */
 AXL_API axl_status axl_device_synchronize(axl_device_t device);
 /* The device's default queue (a new reference). Created with the device.
  * Errors: only the common AXL_ERROR_INVALID_HANDLE and
@@ -737,7 +739,9 @@ AXL_API axl_status axl_queue_device(axl_queue_t queue, axl_device_t* out);
  * the first error an operation hit since the previous synchronize, then a
  * release of the device's memory that failed since (see
  * axl_buffer_release). AXL_ERROR_TIMEOUT only once exit began and its
- * deadline passed (axl_process_exit_begin). */
+ * deadline passed (axl_process_exit_begin). AXL_ERROR_INVALID_STATE when
+ * called from a host function running on this queue (it would wait for
+ * itself; every backend). */
 AXL_API axl_status axl_queue_synchronize(axl_queue_t queue);
 
 /* Enqueue copies. Host memory passed by pointer must stay valid and untouched
@@ -807,7 +811,8 @@ AXL_API axl_status axl_queue_wait_flag(axl_queue_t queue, axl_flag_t flag,
 AXL_API axl_status axl_queue_write_flag(axl_queue_t queue, axl_flag_t flag,
                                         uint64_t value);
 /* fn(user_data) runs on a backend thread after earlier work. It must not call
- * blocking axl functions (synchronize, waits). */
+ * blocking axl functions (synchronize, waits): a synchronize of its own queue
+ * or device from inside it fails with AXL_ERROR_INVALID_STATE. */
 typedef void (*axl_host_callback)(void* user_data);
 /* Enqueues fn (above); on an error it is never called. Backend errors.
  * Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL fn. */
