@@ -812,7 +812,8 @@ AXL_API axl_status axl_queue_write_flag(axl_queue_t queue, axl_flag_t flag,
                                         uint64_t value);
 /* fn(user_data) runs on a backend thread after earlier work. It must not call
  * blocking axl functions (synchronize, waits): a synchronize of its own queue
- * or device from inside it fails with AXL_ERROR_INVALID_STATE. */
+ * or device, or of an event recorded behind it on its queue, fails with
+ * AXL_ERROR_INVALID_STATE. */
 typedef void (*axl_host_callback)(void* user_data);
 /* Enqueues fn (above); on an error it is never called. Backend errors.
  * Errors: AXL_ERROR_INVALID_ARGUMENT for a NULL fn. */
@@ -842,7 +843,10 @@ AXL_API axl_status axl_event_release(axl_event_t event);
 /* Blocks until the last record completed. An event never recorded is
  * complete. Backend errors (an earlier asynchronous failure of the queue's
  * work is reported here, as the plugin reports it). AXL_ERROR_TIMEOUT only
- * once exit began and its deadline passed (axl_process_exit_begin). */
+ * once exit began and its deadline passed (axl_process_exit_begin).
+ * AXL_ERROR_INVALID_STATE when called from a host function running on the
+ * queue of the last record, while that record is pending (it is behind the
+ * function; every backend). */
 AXL_API axl_status axl_event_synchronize(axl_event_t event);
 /* AXL_SUCCESS if complete (or never recorded), AXL_ERROR_NOT_READY if not.
  * Backend errors. */
