@@ -246,18 +246,21 @@ struct Backend {
   std::string init_message, init_native_name;
   int64_t init_native_code = 0;
   std::atomic<bool> poisoned{false};  // initialised before fork(), we are the child
+  // init_state == 1 && !poisoned, in one flag for the check of every entry
+  // point (set after init_state, cleared with poisoned).
+  std::atomic<bool> usable{false};
   std::atomic<bool> tracing{false};
 
   // Devices created so far, by backend index (immortal once created).
   std::mutex dev_mu;
   std::vector<Device*> devices;
 
-  // Ensures the backend is initialised and usable in this process. The fast
-  // path (initialised, not forked) is two relaxed loads, inlined at every
+  // Initialised and usable in this process: one load, inlined at every
   // entry point.
+  bool ready() const { return usable.load(std::memory_order_acquire); }
+  // Ensures the backend is initialised and usable in this process.
   axl_status ensure_ready() {
-    if (init_state.load(std::memory_order_acquire) == 1 && !poisoned.load(std::memory_order_relaxed))
-      return AXL_SUCCESS;
+    if (ready()) [[likely]] return AXL_SUCCESS;
     return ensure_ready_slow();
   }
   axl_status ensure_ready_slow();
@@ -363,12 +366,21 @@ struct Device : Object {
 // not a live <what>").
 // Inlined at every entry point: an out-of-line call was a measurable part of
 // the enqueue cost; the failure path stays out of line.
+// The object of kind k a handle names, or null, recording nothing: the
+// table alone says whether the object lives (its slot is freed when the last
+// reference goes), so no reference count is read.
+template <typename T>
+__attribute__((always_inline)) inline T* peek(const void* handle, Kind k) {
+  const uint64_t v = reinterpret_cast<uintptr_t>(handle);
+  HandleSlot* s = handle_slot(v);
+  if (!s || s->tag.load(std::memory_order_acquire) != v) [[unlikely]] return nullptr;
+  // Never null once a tag matched: the object is set before its tag.
+  Object* o = s->object.load(std::memory_order_relaxed);
+  return o->kind == k ? static_cast<T*>(o) : nullptr;
+}
 template <typename T>
 __attribute__((always_inline)) inline T* as(const void* handle, Kind k, const char* what) {
-  Object* o = handle_object(handle);
-  // The table alone says whether the object lives: its slot is freed when
-  // the last reference goes, so no reference count is read here.
-  if (o && o->kind == k) [[likely]] return static_cast<T*>(o);
+  if (T* o = peek<T>(handle, k)) [[likely]] return o;
   handle_fail(handle, k, what);
   return nullptr;
 }
@@ -446,9 +458,15 @@ struct Queue : Object {
     // One copy of f's call below (two, one per branch, made the launch
     // path slower through code size: benchmarks/bench_enqueue), so the
     // lock is taken on condition.
-    std::unique_lock<SpinLock> hold(submit_lock, std::defer_lock);
+    struct Hold {  // a unique_lock less its owns flag
+      SpinLock* held;
+      ~Hold() {
+        if (held) held->unlock();
+      }
+    } hold{nullptr};
     if (serialised) {
-      hold.lock();
+      submit_lock.lock();
+      hold.held = &submit_lock;
     } else {
       // One instruction on x86-64 (%fs:0) and aarch64: no TLS lookup.
       const auto me = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());

@@ -256,8 +256,10 @@ void fork_child() {
   Registry& r = registry();
   r.mu.unlock();
   for (Backend* b : r.backends)
-    if (b->init_state.load() == 1 && !(b->flags & AXL_PLUGIN_FLAG_FORK_SAFE))
+    if (b->init_state.load() == 1 && !(b->flags & AXL_PLUGIN_FLAG_FORK_SAFE)) {
       b->poisoned.store(true);
+      b->usable.store(false);
+    }
 }
 
 }  // namespace
@@ -431,6 +433,7 @@ axl_status Backend::ensure_ready_slow() {
         refresh_device_count();
         order_exit_drain();
         init_state.store(1, std::memory_order_release);
+        usable.store(true, std::memory_order_release);
         trace_on_backend_ready(this);
         return AXL_SUCCESS;
       }

@@ -239,6 +239,75 @@ axl_status check_range(Buffer* b, uint64_t offset, uint64_t bytes, const char* w
   return AXL_SUCCESS;
 }
 
+// ------------------------------------------------------------ fast paths --
+// The enqueues an application makes most (a launch, a copy between host
+// memory and a device buffer) first try a fast path: when every argument is
+// valid and every buffer needs nothing of Submission::run but the body
+// (Submission::needs_nothing_but_the_body), it enqueues the same op through
+// the same Submission member run() would call, without building the
+// Submission. Anything else (an argument the general path refuses and names,
+// a tracked buffer, a buffer new to the queue, a staged or pinned copy, a
+// local-memory or ninth argument) goes to the general path, from the start:
+// a fast path changes nothing before it enqueues. The general paths are out
+// of line, so the fast one keeps its values in registers
+// (benchmarks/bench_enqueue, issue 16: core overhead).
+
+// q, usable without a call to its backend.
+__attribute__((always_inline)) inline Queue* fast_queue(axl_queue_t handle) {
+  Queue* q = peek<Queue>(handle, Kind::queue);
+  return q && q->device->backend->ready() ? q : nullptr;
+}
+
+// The buffer of a direct host copy on q: a byte range inside a device
+// buffer of q's own device (not pinned: the general path picks its route).
+__attribute__((always_inline)) inline Buffer* fast_host_copy_buffer(Queue* q, axl_buffer_t handle, uint64_t offset,
+                                                                    uint64_t bytes, const void* host) {
+  Buffer* b = peek<Buffer>(handle, Kind::buffer);
+  if (!b || !host || bytes == 0 || offset > b->size || bytes > b->size - offset) return nullptr;
+  if (b->device != q->device || b->pinned || !Submission::needs_nothing_but_the_body(b, q)) return nullptr;
+  return b;
+}
+
+// A launch of up to kFastLaunchArgs buffer and scalar arguments, translated
+// for the plugin into cfg and pargs: its queue and kernel when it may take
+// the fast path, else {nullptr, nullptr}.
+constexpr uint32_t kFastLaunchArgs = 8;
+struct FastLaunch {
+  Queue* q;
+  Kernel* k;
+};
+__attribute__((always_inline)) inline FastLaunch prepare_fast_launch(axl_queue_t queue, axl_kernel_t kernel,
+                                                                     const uint32_t* grid, const uint32_t* block,
+                                                                     uint64_t shared_mem_bytes,
+                                                                     const axl_launch_arg* args, uint32_t num_args,
+                                                                     axl_launch_config& cfg, axl_kernel_arg* pargs) {
+  Queue* const q = fast_queue(queue);
+  Kernel* const k = peek<Kernel>(kernel, Kind::kernel);
+  if (!q || !k || !grid || !block || num_args > kFastLaunchArgs || (num_args && !args)) return {};
+  Device* const dev = q->device;
+  if (k->device != dev) return {};
+  // Each dimension >= 1, in one branch: x - 1 wraps past 2^32 only for 0.
+  const uint64_t any_zero = (uint64_t(grid[0]) - 1) | (uint64_t(grid[1]) - 1) | (uint64_t(grid[2]) - 1) |
+                            (uint64_t(block[0]) - 1) | (uint64_t(block[1]) - 1) | (uint64_t(block[2]) - 1);
+  if (any_zero >> 32) return {};
+  for (uint32_t i = 0; i < num_args; ++i) {
+    const axl_launch_arg& a = args[i];
+    if (a.kind == AXL_KERNEL_ARG_BUFFER) {
+      Buffer* b = peek<Buffer>(a.buffer, Kind::buffer);
+      if (!b || b->device != dev || !Submission::needs_nothing_but_the_body(b, q)) return {};
+      pargs[i] = {AXL_ARG_DEVADDR, sizeof(axl_devaddr), &b->address};  // see the general path
+    } else if (a.kind == AXL_KERNEL_ARG_SCALAR && a.value && a.size - 1u < 256u) {  // 1..256 bytes
+      pargs[i] = {AXL_ARG_SCALAR, a.size, a.value};
+    } else {
+      return {};
+    }
+  }
+  cfg.struct_size = sizeof cfg;
+  memcpy(cfg.grid, grid, sizeof cfg.grid);
+  memcpy(cfg.block, block, sizeof cfg.block);
+  cfg.shared_mem_bytes = shared_mem_bytes;
+  return {q, k};
+}
 
 }  // namespace
 
@@ -377,9 +446,14 @@ AXL_API axl_status axl_device_synchronize(axl_device_t device) {
   });
 }
 
-AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst, uint64_t dst_offset,
-                                            const void* src, uint64_t size_bytes) {
-  return guard([&]() -> axl_status {
+}  // extern "C"
+
+namespace {
+
+__attribute__((noinline)) axl_status copy_from_host_general(axl_queue_t queue, axl_buffer_t dst,
+                                                            uint64_t dst_offset, const void* src,
+                                                            uint64_t size_bytes) {
+  return guard([&]() __attribute__((always_inline)) -> axl_status {
     Queue* q = nullptr;
     if (axl_status s = usable_queue(queue, &q)) return s;
     Buffer* d = as<Buffer>(dst, Kind::buffer, "destination buffer");
@@ -392,9 +466,9 @@ AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst,
   });
 }
 
-AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst, axl_buffer_t src,
-                                          uint64_t src_offset, uint64_t size_bytes) {
-  return guard([&]() -> axl_status {
+__attribute__((noinline)) axl_status copy_to_host_general(axl_queue_t queue, void* dst, axl_buffer_t src,
+                                                          uint64_t src_offset, uint64_t size_bytes) {
+  return guard([&]() __attribute__((always_inline)) -> axl_status {
     Queue* q = nullptr;
     if (axl_status s = usable_queue(queue, &q)) return s;
     Buffer* sb = as<Buffer>(src, Kind::buffer, "source buffer");
@@ -405,6 +479,26 @@ AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst, axl_buff
     op.read(sb);
     return op.run([&](Submission& o) { return o.copy_to_host(dst, sb, src_offset, size_bytes); });
   });
+}
+
+}  // namespace
+
+extern "C" {
+
+AXL_API axl_status axl_queue_copy_from_host(axl_queue_t queue, axl_buffer_t dst, uint64_t dst_offset,
+                                            const void* src, uint64_t size_bytes) {
+  if (Queue* q = fast_queue(queue))
+    if (Buffer* d = fast_host_copy_buffer(q, dst, dst_offset, size_bytes, src)) [[likely]]
+      return guard([&] { return Submission::htod(q, d->address + dst_offset, src, size_bytes); });
+  return copy_from_host_general(queue, dst, dst_offset, src, size_bytes);
+}
+
+AXL_API axl_status axl_queue_copy_to_host(axl_queue_t queue, void* dst, axl_buffer_t src,
+                                          uint64_t src_offset, uint64_t size_bytes) {
+  if (Queue* q = fast_queue(queue))
+    if (Buffer* sb = fast_host_copy_buffer(q, src, src_offset, size_bytes, dst)) [[likely]]
+      return guard([&] { return Submission::dtoh(q, dst, sb->address + src_offset, size_bytes); });
+  return copy_to_host_general(queue, dst, src, src_offset, size_bytes);
 }
 
 AXL_API axl_status axl_queue_copy_buffer(axl_queue_t queue, axl_buffer_t dst, uint64_t dst_offset,
@@ -502,9 +596,13 @@ AXL_API axl_status axl_queue_native_handle(axl_queue_t queue, uint64_t* out) {
   });
 }
 
-AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, const uint32_t grid[3],
-                                    const uint32_t block[3], uint64_t shared_mem_bytes,
-                                    const axl_launch_arg* args, uint32_t num_args) {
+}  // extern "C"
+
+namespace {
+
+__attribute__((noinline)) axl_status launch_general(axl_queue_t queue, axl_kernel_t kernel, const uint32_t grid[3],
+                                                    const uint32_t block[3], uint64_t shared_mem_bytes,
+                                                    const axl_launch_arg* args, uint32_t num_args) {
   // Inlined: called, the body reached every argument through the lambda's
   // captures in memory, about 30 instructions a launch (benchmarks/bench_enqueue).
   return guard([&]() __attribute__((always_inline)) -> axl_status {
@@ -526,16 +624,11 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
     // launch allocates nothing (the enqueue benchmark's largest core cost).
     constexpr uint32_t kInline = 16;
     axl_kernel_arg pargs_inline[kInline];
-    axl_devaddr addrs_inline[kInline];
     std::unique_ptr<axl_kernel_arg[]> pargs_heap;
-    std::unique_ptr<axl_devaddr[]> addrs_heap;
     axl_kernel_arg* pargs = pargs_inline;
-    axl_devaddr* addrs = addrs_inline;
     if (num_args > kInline) {
       pargs_heap.reset(new axl_kernel_arg[num_args]);
-      addrs_heap.reset(new axl_devaddr[num_args]);
       pargs = pargs_heap.get();
-      addrs = addrs_heap.get();
     }
     // Stamps join the queue's open completion: consecutive launches share
     // one event, recorded only if a host wait needs it.
@@ -548,8 +641,11 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
         if (b->device != q->device && !(b->host && (q->device->props.is_host || b->pinned)))
           return fail(AXL_ERROR_INVALID_ARGUMENT, "kernel argument %u is a buffer on %s; the launch is on %s", i,
                       dev_name(b->device).c_str(), dev_name(q->device).c_str());
-        addrs[i] = b->address;
-        pargs[i] = {AXL_ARG_DEVADDR, sizeof(axl_devaddr), &addrs[i]};
+        // The buffer's own field, constant while it lives, not a copy on
+        // the stack: the plugin reads it at once, and a load of a store
+        // still in flight, as wide as the plugin's copy of argument bytes
+        // makes it, cost 3.4 ns a launch (benchmarks/bench_enqueue).
+        pargs[i] = {AXL_ARG_DEVADDR, sizeof(axl_devaddr), &b->address};
         // The ABI does not say which arguments a kernel writes: each counts
         // as written, so the launch waits for other queues' writers of it
         // and host reads and writes wait for the launch.
@@ -581,6 +677,21 @@ AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, cons
     cfg.shared_mem_bytes = shared_mem_bytes;
     return op.run([&](Submission& o) { return o.launch(k, cfg, pargs, num_args); });
   });
+}
+
+}  // namespace
+
+extern "C" {
+
+AXL_API axl_status axl_queue_launch(axl_queue_t queue, axl_kernel_t kernel, const uint32_t grid[3],
+                                    const uint32_t block[3], uint64_t shared_mem_bytes,
+                                    const axl_launch_arg* args, uint32_t num_args) {
+  axl_launch_config cfg;
+  axl_kernel_arg pargs[kFastLaunchArgs];
+  const FastLaunch f = prepare_fast_launch(queue, kernel, grid, block, shared_mem_bytes, args, num_args, cfg, pargs);
+  if (f.q) [[likely]]
+    return guard([&] { return Submission::launch_on(f.q, f.k, cfg, pargs, num_args); });
+  return launch_general(queue, kernel, grid, block, shared_mem_bytes, args, num_args);
 }
 
 }  // extern "C"

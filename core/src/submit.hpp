@@ -12,7 +12,8 @@
 //     b. makes the queue wait for other queues' pending writers of the
 //        tracked buffers, so the op never reads or overwrites bytes that a
 //        copy, fill or launch elsewhere is still writing,
-//     c. closes the queue's open completion (exact stamps, below),
+//     c. closes the queue's open completion (exact stamps of tracked
+//        buffers, below),
 //     d. runs `body`, which enqueues through the members below,
 //     e. stamps the tracked buffers with the op's completion (writes first),
 //        or poisons the written ones with the error when `body` failed.
@@ -77,7 +78,8 @@ class Submission {
     // buffers, so there is no second pass over them.
     if (record_) [[unlikely]]
       if (axl_status s = record_and_wait()) return s;
-    if (stamps_ == Stamps::exact) stamp_begin(q);
+    // Only a tracked op has a stamp for the open completion to stay out of.
+    if (tracked && stamps_ == Stamps::exact) stamp_begin(q);
     const axl_status s = body(*this);
     // An op declined before any of it was enqueued (refused() below: bad
     // arguments, a kernel's declared signature) changed nothing: its
@@ -113,8 +115,7 @@ class Submission {
   // range inside dst and a multiple of it.
   axl_status fill(Buffer* dst, uint64_t offset, uint64_t bytes, uint32_t pattern, uint32_t pattern_size);
   axl_status launch(Kernel* k, const axl_launch_config& cfg, const axl_kernel_arg* args, uint32_t num_args) {
-    return q_->submit(
-        [&] { return AXL_CALL(q_->device->backend, queue_launch, q_->pq, k->pk, &cfg, args, num_args); });
+    return launch_on(q_, k, cfg, args, num_args);
   }
   // fn(data) after the earlier work; on failure fn is not called.
   axl_status host_fn(void (*fn)(void*), void* data) { return step(enqueue_host_fn(q_, fn, data)); }
@@ -142,6 +143,23 @@ class Submission {
   }
   static axl_status dtod(Queue* q, axl_devaddr dst, axl_devaddr src, uint64_t bytes) {
     return q->submit([&] { return AXL_CALL(q->device->backend, queue_copy_dtod, q->pq, dst, src, bytes); });
+  }
+  static axl_status launch_on(Queue* q, Kernel* k, const axl_launch_config& cfg, const axl_kernel_arg* args,
+                              uint32_t num_args) {
+    return q->submit(
+        [&] { return AXL_CALL(q->device->backend, queue_launch, q->pq, k->pk, &cfg, args, num_args); });
+  }
+
+  // Whether run() has nothing to do for buffer b on queue q but the body:
+  // b is not under hazard tracking (nothing to wait for or stamp) and q is
+  // already its allocation's last user (nothing to record); add() below
+  // reads the same two facts. An entry point whose every
+  // buffer passes, and whose arguments are valid, may skip the Submission
+  // and call the body's enqueue itself (queue.cpp's fast paths): the same
+  // op, without collecting its buffers (benchmarks/bench_enqueue).
+  __attribute__((always_inline)) static bool needs_nothing_but_the_body(Buffer* b, Queue* q) {
+    Buffer* a = b->allocation();
+    return !a->tracked() && a->last_use.load(std::memory_order_relaxed) == q;
   }
 
  private:

@@ -309,3 +309,96 @@ TEST_CASE("a host function that synchronizes its own queue, device or a later ev
     REQUIRE(axl_device_synchronize(dev.get()) == AXL_SUCCESS);
   }
 }
+
+// The fast paths of axl_queue_launch, axl_queue_copy_from_host and
+// axl_queue_copy_to_host (core/src/queue.cpp) skip the Submission only for
+// an op whose buffers need none of its steps; these cases pass each side of
+// that line and check that nothing of the general path went missing.
+
+TEST_CASE("a launch passes each buffer argument's own address, at every argument count", "[submit]") {
+  // 1 to 40 buffers: across the fast path's 8 arguments and the 16 a launch
+  // keeps on the stack. Every other argument is a view, whose address is
+  // its parent's plus the offset.
+  axl::Device cpu = axl::Device::get("cpu", 0);
+  axl::Queue q = cpu.create_queue();
+  axl::Kernel sum = cpu.load_module(std::string(AXL_TEST_CPU_KERNELS_PATH)).kernel("sum_first_words");
+  constexpr uint32_t kMax = 40;
+  axl::Buffer words = cpu.allocate(kMax * 8);
+  std::vector<uint32_t> init(kMax * 2);
+  for (uint32_t i = 0; i < init.size(); ++i) init[i] = 1000 + i;
+  q.copy_from_host(words, init.data(), init.size() * 4);
+  std::vector<axl::Buffer> parts;
+  std::vector<uint32_t> own(kMax);  // read by the copies when they run
+  uint32_t expected_all = 0;
+  std::vector<uint32_t> expected(kMax + 1);
+  for (uint32_t i = 0; i < kMax; ++i) {
+    // Own buffers hold 7 * i; views read word 2 * i of `words`.
+    if (i % 2) {
+      parts.push_back(words.view(uint64_t(i) * 8, 8));
+      expected_all += 1000 + 2 * i;
+    } else {
+      parts.push_back(cpu.allocate(4));
+      own[i] = 7 * i;
+      q.copy_from_host(parts.back(), &own[i], 4);
+      expected_all += own[i];
+    }
+    expected[i + 1] = expected_all;
+  }
+  axl::Buffer out = cpu.allocate(8);
+  for (uint32_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, kMax}) {
+    CAPTURE(n);
+    std::vector<axl::Arg> args{axl::Arg::buffer(out)};
+    for (uint32_t i = 0; i < n; ++i) args.push_back(axl::Arg::buffer(parts[i]));
+    // Twice: the first launch records each buffer's first use by q (the
+    // general path), the second may take the fast path.
+    for (int rep = 0; rep < 2; ++rep) {
+      q.fill(out, 0, 4);
+      q.launch(sum, {1, 1, 1}, {1, 1, 1}, args);
+      const auto got = words_of(read_back(q, out));
+      CHECK(got[0] == expected[n]);
+      CHECK(got[1] == n + 1);
+    }
+  }
+}
+
+TEST_CASE("an enqueue that is a buffer's first use by a queue still holds its free for that queue", "[submit][threads]") {
+  // The virtual device counts its memory exactly: a released buffer's free
+  // waits for every queue that recorded a use of it. q1 uses the buffer
+  // first, then (gated) q2: its first use, which the fast path must not
+  // take, and a second one, which it may.
+  const std::string op = GENERATE(as<std::string>{}, "launch", "copy_from_host", "copy_to_host");
+  CAPTURE(op);
+  axl::Device gpu = axl::Device::get("gpu", 0);
+  axl::Queue q1 = gpu.create_queue(), q2 = gpu.create_queue();
+  axl::Kernel inc = gpu.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
+  const uint64_t free_before = gpu.memory_info().first;
+  constexpr uint64_t kBig = 1 << 20;
+  std::vector<uint32_t> host(4, 9);
+  axl_buffer_t buf = nullptr;
+  REQUIRE(axl_buffer_create(gpu.get(), kBig, 0, &buf) == AXL_SUCCESS);
+  auto enqueue = [&](const axl::Queue& q) {
+    if (op == "launch") {
+      const uint32_t n = 4;
+      const axl_launch_arg args[2] = {{AXL_KERNEL_ARG_BUFFER, 0, buf, nullptr},
+                                      {AXL_KERNEL_ARG_SCALAR, sizeof n, nullptr, &n}};
+      const uint32_t grid[3] = {1, 1, 1}, block[3] = {4, 1, 1};
+      return axl_queue_launch(q.get(), inc.get(), grid, block, 0, args, 2);
+    }
+    if (op == "copy_from_host") return axl_queue_copy_from_host(q.get(), buf, 64, host.data(), 16);
+    return axl_queue_copy_to_host(q.get(), host.data(), buf, 64, 16);
+  };
+  REQUIRE(enqueue(q1) == AXL_SUCCESS);
+  REQUIRE(enqueue(q1) == AXL_SUCCESS);
+  q1.synchronize();
+  axl::Flag gate = gpu.create_flag();
+  q2.wait_flag(gate, 1);
+  Watchdog w(gate, 5000ms);  // opens a gate a failing case left shut
+  REQUIRE(enqueue(q2) == AXL_SUCCESS);
+  REQUIRE(enqueue(q2) == AXL_SUCCESS);
+  REQUIRE(axl_buffer_release(buf) == AXL_SUCCESS);
+  std::this_thread::sleep_for(50ms);
+  CHECK(gpu.memory_info().first <= free_before - kBig);  // q2 has not passed its uses
+  w.fire_now();
+  q2.synchronize();
+  CHECK(gpu.memory_info().first >= free_before);
+}

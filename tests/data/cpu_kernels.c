@@ -126,6 +126,20 @@ AXL_CPU_KERNEL void undeclared_arg_count(const axl_cpu_kernel_ctx* c, void* cons
   **(uint32_t* const*)a[0] = c->num_args;
 }
 
+/* out[0] (a[0]) = the sum of the first word of each later argument, a
+ * buffer, and out[1] = the number of arguments. No signature: any count of
+ * buffers reaches it, so a test can check that each buffer argument (a
+ * view's too) arrives as its own address, past the counts an enqueue keeps
+ * on the stack. Block 0 only. */
+AXL_CPU_KERNEL void sum_first_words(const axl_cpu_kernel_ctx* c, void* const* a) {
+  if (c->num_args < 1 || linear_block(c) != 0) return;
+  uint32_t* out = *(uint32_t* const*)a[0];
+  uint32_t sum = 0;
+  for (uint32_t i = 1; i < c->num_args; ++i) sum += **(const uint32_t* const*)a[i];
+  out[0] = sum;
+  out[1] = c->num_args;
+}
+
 /* Two kernels whose signatures are malformed, written by hand as a module
  * without the macros might: a scalar of 0 bytes, and a struct_size from
  * before the struct had its fields. Looking either up is an error. */
