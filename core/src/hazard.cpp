@@ -83,7 +83,25 @@ axl_status Completion::ensure_recorded() {
   return AXL_SUCCESS;
 }
 
-axl_status Completion::wait() {
+bool Completion::behind_running_host_func() {
+  // The thread-local check first: no lock unless this thread runs a host
+  // function of the device.
+  if (!link || !device || !in_host_func_of(nullptr, device)) [[likely]]
+    return false;
+  const Queue* q = nullptr;
+  {
+    std::lock_guard<std::mutex> ll(link->mu);
+    q = link->queue;
+  }
+  if (!q || !in_host_func_of(q, nullptr)) return false;
+  // A host function's enqueue recorded its queue's open completion first
+  // (axl_queue_enqueue_host_func), so one still unrecorded was opened behind
+  // it; a recorded one is behind it while its event is pending.
+  if (!recorded.load(std::memory_order_acquire)) return true;
+  return pe && AXL_CALL(device->backend, event_query, pe) == AXL_ERROR_NOT_READY;
+}
+
+axl_status Completion::wait(const char* what) {
   if (poisoned.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lk(mu);
     return fail_from(AXL_ERROR_HOST_HAZARD, failure, failure.message);
@@ -93,12 +111,15 @@ axl_status Completion::wait() {
   // the parent's work: FORKED at once, as every call that needs the
   // backend answers, instead of waiting on it (or synchronizing) forever.
   if (axl_status s = device ? device_usable(device) : AXL_SUCCESS) return s;
+  // Refused by the core, whatever the backend: past exit begin the wait
+  // below runs on a thread of its own, where no plugin check could see it.
+  if (behind_running_host_func()) return refuse_wait_for_itself(what, false);
   if (axl_status why = link ? ensure_recorded() : AXL_SUCCESS) {
     std::lock_guard<std::mutex> ll(link->mu);
     if (Queue* q = link->queue)
       if (axl_status s = synchronize_instead(q, why)) return s;
     ready.store(true, std::memory_order_release);
-    return poisoned.load(std::memory_order_acquire) ? wait() : AXL_SUCCESS;
+    return poisoned.load(std::memory_order_acquire) ? wait(what) : AXL_SUCCESS;
   }
   bool gave_up = false;
   const axl_status s =
@@ -110,11 +131,11 @@ axl_status Completion::wait() {
     // queue's unreported failure through the event, as CUDA does): the
     // producer failed, so every later wait raises too, without blocking.
     poison(last_error_origin());
-    return wait();
+    return wait(what);
   }
   ready.store(true, std::memory_order_release);
   // Poisoned while we waited: the failure outranks the completed event.
-  if (poisoned.load(std::memory_order_acquire)) return wait();
+  if (poisoned.load(std::memory_order_acquire)) return wait(what);
   return AXL_SUCCESS;
 }
 
@@ -379,7 +400,7 @@ AXL_API axl_status axl_completion_wait(axl_completion_t completion) {
   return guard([&]() -> axl_status {
     Completion* c = as_completion(completion);
     if (!c) return AXL_ERROR_INVALID_HANDLE;
-    return c->wait();
+    return c->wait("axl_completion_wait");
   });
 }
 
@@ -418,7 +439,7 @@ AXL_API axl_status axl_buffer_host_wait(axl_buffer_t buffer, uint32_t access) {
     }
     axl_status first = AXL_SUCCESS;
     for (Completion* c : wait_on) {
-      axl_status s = c->wait();
+      axl_status s = c->wait("axl_buffer_host_wait");
       if (s && !first) first = s;
       release(c);
     }

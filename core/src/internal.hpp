@@ -584,8 +584,15 @@ struct Completion : Object {
   void poison(const std::string& why);
   void poison(const ErrorOrigin& why);
   axl_status ensure_recorded();
-  axl_status wait();   // AXL_ERROR_HOST_HAZARD when poisoned
+  // Blocks until the work it marks is done; AXL_ERROR_HOST_HAZARD when
+  // poisoned. From a host function of its queue, a completion behind that
+  // function is INVALID_STATE naming `what` (the caller) at once: it would
+  // wait for itself.
+  axl_status wait(const char* what);
   bool query();
+
+ private:
+  bool behind_running_host_func();
 };
 // A completion recorded on q after everything enqueued so far.
 axl_status completion_record(Queue* q, Completion** out);

@@ -232,7 +232,8 @@ namespace {
 struct SelfWait {
   axl_queue_t queue = nullptr;
   axl_device_t device = nullptr;
-  axl_status queue_status = AXL_SUCCESS, device_status = AXL_SUCCESS;
+  axl_buffer_t behind = nullptr;  // tracked, filled behind the function
+  axl_status queue_status = AXL_SUCCESS, device_status = AXL_SUCCESS, buffer_status = AXL_SUCCESS;
   std::string queue_message;
   double ms = 0;
 };
@@ -243,6 +244,7 @@ void host_fn_waits_for_itself(void* p) {
   w->queue_status = axl_queue_synchronize(w->queue);
   w->queue_message = axl_last_error_message();
   w->device_status = axl_device_synchronize(w->device);
+  w->buffer_status = axl_buffer_host_wait(w->behind, AXL_ACCESS_READ);
   w->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -255,14 +257,24 @@ TEST_CASE("exit: a host function that synchronizes its own queue after exit bega
   Child c = run_child("2000", [] {
     static SelfWait w;
     w.device = cpu();
+    axl_flag_t gate = nullptr;
     if (axl_queue_create(w.device, 0, &w.queue) != AXL_SUCCESS) _exit(61);
+    if (axl_buffer_create(w.device, 64, AXL_BUFFER_FLAG_TRACKED, &w.behind) != AXL_SUCCESS) _exit(69);
+    if (axl_flag_create(w.device, &gate) != AXL_SUCCESS) _exit(70);
     if (axl_process_exit_begin(nullptr) != AXL_SUCCESS) _exit(62);
+    // Gated, so the fill is behind the function when it runs.
+    if (axl_queue_wait_flag(w.queue, gate, 1) != AXL_SUCCESS) _exit(71);
     if (axl_queue_enqueue_host_func(w.queue, host_fn_waits_for_itself, &w) != AXL_SUCCESS) _exit(63);
+    if (axl_queue_fill(w.queue, w.behind, 0, 64, 7, 4) != AXL_SUCCESS) _exit(72);
+    if (axl_flag_signal(gate, 1) != AXL_SUCCESS) _exit(73);
     if (axl_queue_synchronize(w.queue) != AXL_SUCCESS) _exit(64);
     if (w.queue_status != AXL_ERROR_INVALID_STATE) _exit(65);
     if (w.queue_message.find("would wait for itself") == std::string::npos) _exit(66);
     if (w.device_status != AXL_ERROR_INVALID_STATE) _exit(67);
+    if (w.buffer_status != AXL_ERROR_INVALID_STATE) _exit(74);
     if (w.ms > 1000) _exit(68);  // at once, not after the 2 s grace
+    axl_buffer_release(w.behind);
+    axl_flag_release(gate);
     axl_queue_release(w.queue);
   });
   INFO("child took " << c.seconds << " s; exit status " << c.status << "; log: " << c.log);

@@ -246,10 +246,15 @@ struct InsideHostFunc {
   axl_queue_t own = nullptr, other_queue = nullptr;
   axl_device_t own_device = nullptr, other_device = nullptr;
   axl_event_t before = nullptr, behind = nullptr;  // recorded on `own` before and after the function
+  // Tracked buffers: filled before the function; filled behind it (an exact
+  // stamp, its event pending); launched on behind it (a lazy stamp, its
+  // completion not yet recorded).
+  axl_buffer_t filled_before = nullptr, filled_behind = nullptr, launched_behind = nullptr;
   axl_status own_queue = AXL_SUCCESS, own_device_sync = AXL_SUCCESS, other = AXL_ERROR_INTERNAL,
              other_dev = AXL_ERROR_INTERNAL, before_sync = AXL_ERROR_INTERNAL, behind_sync = AXL_SUCCESS,
-             after = AXL_ERROR_INTERNAL;
-  std::string message, behind_message;
+             after = AXL_ERROR_INTERNAL, before_host_wait = AXL_ERROR_INTERNAL, filled_host_wait = AXL_SUCCESS,
+             launched_host_wait = AXL_SUCCESS;
+  std::string message, behind_message, host_wait_message;
 };
 
 void synchronize_from_inside(void* p) {
@@ -262,6 +267,10 @@ void synchronize_from_inside(void* p) {
   s->before_sync = axl_event_synchronize(s->before);  // done before the function ran
   s->behind_sync = axl_event_synchronize(s->behind);  // behind it: would wait for itself
   s->behind_message = axl_last_error_message();
+  s->before_host_wait = axl_buffer_host_wait(s->filled_before, AXL_ACCESS_READ);
+  s->filled_host_wait = axl_buffer_host_wait(s->filled_behind, AXL_ACCESS_READ);
+  s->host_wait_message = axl_last_error_message();
+  s->launched_host_wait = axl_buffer_host_wait(s->launched_behind, AXL_ACCESS_WRITE);
 }
 
 void note_after(void* p) { static_cast<InsideHostFunc*>(p)->after = AXL_SUCCESS; }
@@ -285,13 +294,24 @@ TEST_CASE("a host function that synchronizes its own queue, device or a later ev
     axl::Event before = dev.create_event(), behind = dev.create_event();
     s.before = before.get();
     s.behind = behind.get();
+    axl::Buffer filled_before = dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED),
+                filled_behind = dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED),
+                launched_behind = dev.allocate(kBytes, AXL_BUFFER_FLAG_TRACKED);
+    s.filled_before = filled_before.get();
+    s.filled_behind = filled_behind.get();
+    s.launched_behind = launched_behind.get();
+    axl::Kernel inc = dev.test_kernel(AXL_TEST_KERNEL_INCREMENT_U32);
     // Gated, so that `behind` is recorded (and pending) when the function runs.
     axl::Flag gate = dev.create_flag();
     q.record(before);
+    q.fill(filled_before, 1, 4);
     q.wait_flag(gate, 1);
     REQUIRE(axl_queue_enqueue_host_func(q.get(), synchronize_from_inside, &s) == AXL_SUCCESS);
     q.record(behind);
+    q.fill(filled_behind, 2, 4);
     REQUIRE(axl_queue_enqueue_host_func(q.get(), note_after, &s) == AXL_SUCCESS);
+    // Last: nothing after it records the queue's open completion it joins.
+    q.launch(inc, {kWords / 64, 1, 1}, {64, 1, 1}, {axl::Arg::buffer(launched_behind), axl::Arg::scalar(kWords)});
     gate.signal(1);
     q.synchronize();
     CHECK(s.own_queue == AXL_ERROR_INVALID_STATE);
@@ -303,6 +323,10 @@ TEST_CASE("a host function that synchronizes its own queue, device or a later ev
     CHECK(s.before_sync == AXL_SUCCESS);
     CHECK(s.behind_sync == AXL_ERROR_INVALID_STATE);
     CHECK_THAT(s.behind_message, Catch::Contains("axl_event_synchronize was called from a host function"));
+    CHECK(s.before_host_wait == AXL_SUCCESS);
+    CHECK(s.filled_host_wait == AXL_ERROR_INVALID_STATE);
+    CHECK_THAT(s.host_wait_message, Catch::Contains("axl_buffer_host_wait was called from a host function"));
+    CHECK(s.launched_host_wait == AXL_ERROR_INVALID_STATE);
     CHECK(s.after == AXL_SUCCESS);  // the queue went on
     // Outside a host function the same calls work.
     REQUIRE(axl_queue_synchronize(q.get()) == AXL_SUCCESS);

@@ -185,8 +185,8 @@ AXL_API axl_status axl_init(void);
  * gated forever does not hold exit up. Not bounded: a wait begun before
  * this call, and a host wait that must first record its marker on a full
  * bounded queue (up to AXL_QUEUE_FULL_TIMEOUT_MS). A host function that
- * synchronizes its own queue after this call gets AXL_ERROR_TIMEOUT at the
- * deadline rather than the backend's immediate AXL_ERROR_INVALID_STATE.
+ * waits for its own queue, its device or work behind it gets
+ * AXL_ERROR_INVALID_STATE at once, before and after this call alike.
  *
  * out_deadline_ns (may be NULL) receives the deadline in CLOCK_MONOTONIC
  * nanoseconds (C++ std::chrono::steady_clock on Linux), for a binding that
@@ -616,7 +616,10 @@ AXL_API axl_status axl_completion_query(axl_completion_t completion);
  * detail). Backend errors (recording its event late, or the queue's
  * synchronize that replaces an event that cannot be recorded).
  * AXL_ERROR_TIMEOUT only once exit began and its deadline passed
- * (axl_process_exit_begin); the completion is not poisoned by it. */
+ * (axl_process_exit_begin); the completion is not poisoned by it.
+ * AXL_ERROR_INVALID_STATE when called from a host function running on the
+ * completion's queue while the completion is behind that function (it
+ * would wait for itself); one recorded before the function is ready. */
 AXL_API axl_status axl_completion_wait(axl_completion_t completion);
 /* Records `completion` as a reader and/or the writer of the buffer's
  * allocation. A write replaces the writer and forgets the readers. No-op on
@@ -628,8 +631,9 @@ AXL_API axl_status axl_buffer_stamp(axl_buffer_t buffer, axl_completion_t comple
  * writer, a WRITE also for the readers since. Only the stamped work is
  * waited for (see above for launches), not the queues. AXL_ERROR_HOST_HAZARD (with the producer's
  * message) when a completion waited on is poisoned; the errors of
- * axl_completion_wait; AXL_ERROR_INVALID_ARGUMENT for an access as in
- * axl_buffer_stamp. No-op when untracked. */
+ * axl_completion_wait (INVALID_STATE from a host function for work
+ * enqueued behind it on its queue); AXL_ERROR_INVALID_ARGUMENT for an
+ * access as in axl_buffer_stamp. No-op when untracked. */
 AXL_API axl_status axl_buffer_host_wait(axl_buffer_t buffer, uint32_t access);
 
 /* ======================================================================== */
