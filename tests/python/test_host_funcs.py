@@ -124,6 +124,37 @@ def test_callback_may_use_axl_but_not_wait_on_its_own_queue():
     assert "ok" in p.stdout
 
 
+def test_callback_reading_a_buffer_written_behind_it_raises_instead_of_hanging():
+    """A host function that reads a buffer whose writer is enqueued behind
+    it on its own queue would wait for itself: InvalidStateError at once
+    (the core's axl_buffer_host_wait refusal); before, it hung the queue.
+    The callback waits until the copy is enqueued, so the copy is behind it
+    whatever the scheduling. A read after the queue ran sees the copy."""
+    p = run_py("""
+        import threading
+        import numpy as np
+        from axl.driver import CPU, Buffer, InvalidStateError
+        q = CPU().default_queue
+        dst = Buffer.from_numpy(np.zeros(1024, np.float32))
+        src = Buffer.from_numpy(np.ones(1024, np.float32))
+        copy_enqueued = threading.Event()
+        seen = []
+        def cb():
+            copy_enqueued.wait()
+            try:
+                seen.append(float(dst.to_numpy().sum()))
+            except InvalidStateError as e:
+                seen.append(str(e))
+        q.enqueue_host_func(cb)
+        dst.inplace_copy_from(src)
+        copy_enqueued.set()
+        q.synchronize()
+        assert len(seen) == 1 and "axl_buffer_host_wait" in seen[0] and "wait for itself" in seen[0], seen
+        assert dst.to_numpy().sum() == 1024.0
+        print("ok")
+    """, timeout=60)
+    assert "ok" in p.stdout
+
 @on_accelerator_kinds
 def test_host_funcs_on_accelerators(kind):
     run_on(kind, """
