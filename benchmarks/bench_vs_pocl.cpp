@@ -28,7 +28,10 @@
 // measured in the same round. Results are checked after the last round:
 // saxpy's y against the launches made, the copies' bytes against the source.
 //
-// After the rounds, the CPU the process burns in the second after its last
+// After the rounds, each side alone: 10 windows of 3 saxpys with no other
+// side's work between them (saxpy_GBps_alone, saxpy_cpu_s_per_s_alone; no
+// target), which separates what the interleaving costs a side's first
+// launch from what its threads do. Then the CPU the process burns in the second after its last
 // saxpy on the cpu backend (the pool's helpers spinning, then parked) is
 // printed as the pool's idle cost.
 //
@@ -433,14 +436,17 @@ double process_cpu_seconds() {
 // itself achieves per core. On a machine loaded by other processes the
 // wall-clock figure mostly measures the scheduler (threads preempted for
 // whole time slices), this one much less.
-void measure_saxpy(const Side& s) {
+//
+// `suffix` names the series: "" for the interleaved rounds, "_alone" for
+// the windows of one side back to back (main()).
+void measure_saxpy(const Side& s, const std::string& suffix = "") {
   const double cpu0 = process_cpu_seconds();
   const auto t0 = clock_type::now();
-  record("saxpy_GBps", s, timed_gbps(s, s.saxpy, kSaxpyBytesMoved, kSaxpysPerRound));
+  record("saxpy_GBps" + suffix, s, timed_gbps(s, s.saxpy, kSaxpyBytesMoved, kSaxpysPerRound));
   const double wall = seconds_since(t0);
   const double cpu = process_cpu_seconds() - cpu0;
-  record("saxpy_cpu_s_per_s", s, cpu / wall);
-  record("saxpy_GB_per_cpu_s", s, static_cast<double>(kSaxpyBytesMoved) * kSaxpysPerRound / cpu / 1e9);
+  record("saxpy_cpu_s_per_s" + suffix, s, cpu / wall);
+  record("saxpy_GB_per_cpu_s" + suffix, s, static_cast<double>(kSaxpyBytesMoved) * kSaxpysPerRound / cpu / 1e9);
 }
 
 void measure_copies(const Side& s) {
@@ -619,6 +625,20 @@ int main() {
     std::fprintf(stderr, "bench_vs_pocl: round %d/%d done\n", r + 1, rounds);
   }
 
+  // Each side alone: windows of saxpys with no other side's work between
+  // them, so a side's threads stay as warm as its own spin keeps them. In
+  // the rounds above, each side's first launch follows the other sides'
+  // work (its helpers parked meanwhile, another runtime's threads perhaps
+  // still spinning); these figures separate that from the pool itself.
+  // Every side launches as many, so the checks below still agree.
+  constexpr int kAloneWindows = 10;
+  std::vector<const Side*> alone_order;
+  for (const Side& s : sides) alone_order.push_back(&s);
+  alone_order.push_back(&omp);
+  for (const Side* s : alone_order)
+    for (int w = 0; w < kAloneWindows; ++w) measure_saxpy(*s, "_alone");
+  saxpys += kAloneWindows * kSaxpysPerRound;
+
   // The pool's idle cost: CPU burnt in the second after the cpu backend's
   // last saxpy, its helpers spinning and then parked. Before the checks,
   // which launch nothing on the pool.
@@ -659,7 +679,8 @@ int main() {
   const std::vector<std::string> names = {"raw_cl", "axl_opencl", "axl_cpu", "openmp", "memcpy"};
   std::printf("\n# per side: median and min-max over rounds of each round's median (ns, or GB/s = 1e9 B/s)\n");
   for (const char* m : {"enqueue_empty_ns", "launch_wait_p50_ns", "launch_wait_p90_ns", "write4_enqueue_ns",
-                        "copy_in_GBps", "copy_out_GBps", "copy_in_out_GBps", "saxpy_GBps", "saxpy_cpu_s_per_s", "saxpy_GB_per_cpu_s"})
+                        "copy_in_GBps", "copy_out_GBps", "copy_in_out_GBps", "saxpy_GBps", "saxpy_cpu_s_per_s", "saxpy_GB_per_cpu_s",
+                        "saxpy_GBps_alone", "saxpy_cpu_s_per_s_alone"})
     print_series(m, names);
 
   const std::string i13 = "issue 13 item 6", i16 = "issue 16";
@@ -697,6 +718,26 @@ int main() {
     std::printf("RATIO saxpy_cpu_s_per_s %s/%s = %s (no target; median %s; the anchor's figure; %s)\n", side,
                 fmt(0.95 * cores, 2).c_str(), fmt(median(v) / (0.95 * cores)).c_str(), fmt(median(v)).c_str(),
                 i16_2.c_str());
+  }
+  // The same two figures with each side alone (no target: the issue's
+  // targets are the interleaved ones above).
+  for (const char* side : {"axl_cpu", "raw_cl", "openmp"}) {
+    const auto& v = samples()[std::string("saxpy_cpu_s_per_s_alone/") + side];
+    if (v.empty()) continue;
+    std::printf("RATIO saxpy_cpu_s_per_s_alone %s/%s = %s (no target; median %s, min-max %s-%s over %d windows of "
+                "%d saxpys back to back, no other side between; %s)\n",
+                side, fmt(0.95 * cores, 2).c_str(), fmt(median(v) / (0.95 * cores)).c_str(), fmt(median(v)).c_str(),
+                fmt(minimum(v)).c_str(), fmt(*std::max_element(v.begin(), v.end())).c_str(), kAloneWindows,
+                kSaxpysPerRound, i16_2.c_str());
+  }
+  {
+    const auto& a = samples()["saxpy_GBps_alone/axl_cpu"];
+    const auto& b = samples()["saxpy_GBps_alone/openmp"];
+    if (!a.empty() && !b.empty())
+      std::printf("RATIO saxpy_GBps_alone axl_cpu/openmp = %s (no target; medians %s and %s GB/s, each side's %d "
+                  "windows back to back; %s)\n",
+                  fmt(median(a) / median(b)).c_str(), fmt(median(a)).c_str(), fmt(median(b)).c_str(), kAloneWindows,
+                  i16_2.c_str());
   }
   std::printf("RATIO pool_idle_cpu_s_per_s axl_cpu = %s (no target; CPU-seconds per second of the whole process "
               "in the 1 s after the last saxpy: the pool's bounded spin, then parked; %s)\n",
