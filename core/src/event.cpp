@@ -124,9 +124,7 @@ AXL_API axl_status axl_event_synchronize(axl_event_t event) {
       if (!e->recorded) return AXL_SUCCESS;
       last = e->last_queue;
     }
-    // From a host function of the queue the last record went to: done if
-    // the record was before the function; pending, it is behind it.
-    if (in_host_func_of(last, nullptr) && AXL_CALL(e->device->backend, event_query, e->pe) == AXL_ERROR_NOT_READY)
+    if (last && pending_behind_host_func(last, e->device->backend, e->pe))
       return refuse_wait_for_itself("axl_event_synchronize", false);
     bool gave_up = false;
     return event_synchronize_bounded(e, e->device->backend, e->pe, "axl_event_synchronize", &gave_up);

@@ -93,12 +93,12 @@ bool Completion::behind_running_host_func() {
     std::lock_guard<std::mutex> ll(link->mu);
     q = link->queue;
   }
-  if (!q || !in_host_func_of(q, nullptr)) return false;
+  if (!q) return false;
   // A host function's enqueue recorded its queue's open completion first
   // (axl_queue_enqueue_host_func), so one still unrecorded was opened behind
   // it; a recorded one is behind it while its event is pending.
-  if (!recorded.load(std::memory_order_acquire)) return true;
-  return pe && AXL_CALL(device->backend, event_query, pe) == AXL_ERROR_NOT_READY;
+  if (!recorded.load(std::memory_order_acquire)) return in_host_func_of(q, nullptr);
+  return pending_behind_host_func(q, device->backend, pe);
 }
 
 axl_status Completion::wait(const char* what) {

@@ -548,6 +548,10 @@ axl_status queue_wait_internal(Queue* waiter, Queue* signaler);
 // device `d`'s queues (queue.cpp). A wait there for work behind the function
 // would wait for itself: refuse_wait_for_itself's INVALID_STATE naming `what`.
 bool in_host_func_of(const Queue* q, const Device* d);
+// Whether event `pe` of backend `b`, last recorded on queue `q`, is behind
+// the host function this thread runs on q: it still pends there (a record
+// before the function is done once the function runs; queues are in order).
+bool pending_behind_host_func(const Queue* q, Backend* b, axl_pevent pe);
 axl_status refuse_wait_for_itself(const char* what, bool device_wide);
 axl_status queue_usable(Queue* q);
 // The queue a handle names (*out), usable in this process:

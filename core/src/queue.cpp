@@ -177,6 +177,10 @@ bool in_host_func_of(const Queue* q, const Device* d) {
   return q ? q == t_host_func_queue : d == t_host_func_device;
 }
 
+bool pending_behind_host_func(const Queue* q, Backend* b, axl_pevent pe) {
+  return pe && in_host_func_of(q, nullptr) && AXL_CALL(b, event_query, pe) == AXL_ERROR_NOT_READY;
+}
+
 axl_status refuse_wait_for_itself(const char* what, bool device_wide) {
   return fail(AXL_ERROR_INVALID_STATE,
               "%s was called from a host function running on %s; it would wait for itself (a host "
